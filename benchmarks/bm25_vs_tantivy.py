@@ -15,12 +15,23 @@ both alike. Per cutoff: pastcast's p50/p95 (whole searches: hits with snippets),
 scorer's (``naive_score``): pastcast's ids in order with their scores bit for bit, tantivy's as
 a set of ids (its scores are float32 and its statistics those of every document). Printed with
 the machine load (``uptime``) before and after each cutoff.
+
+    python benchmarks/bm25_vs_tantivy.py --build --docs 1000000 [--workers 2] [--rounds 1]
+
+``--build``: the CPU of building each index from the same JSON lines (``scale.py``'s corpus,
+written to a fresh folder under ``--tmp`` and deleted afterwards), each build a whole process
+of its own: ``pastcast corpus build`` (its worker processes included) and a process reading
+the lines into tantivy as above; CPU seconds from the processes' rusage, peak memory of the
+process tree sampled, their ratio and the load before and after each build. With ``--rounds``
+above 1 the two alternate which goes first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -35,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_peers import Tantivy
-from scale import CUTOFFS, queries
+from scale import CUTOFFS, queries, run_tree, write_corpus
 
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
@@ -120,9 +131,76 @@ def measure(
     return out
 
 
+_TANTIVY_BUILD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from bm25_vs_tantivy import documents
+from retrieval_peers import Tantivy
+Tantivy(documents(Path(sys.argv[1])), Path(sys.argv[2]))
+"""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_build(cmd: list[str]) -> dict[str, object]:
+    """One build as a process tree: its CPU seconds (the finished processes' rusage), wall
+    seconds and sampled peak memory, with the load before and after."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1] / "src"))
+    out: dict[str, object] = {"load_before": uptime()}
+    cpu = _children_cpu()
+    wall, peak, _ = run_tree(cmd, env)
+    out.update(cpu_s=round(_children_cpu() - cpu, 2), wall_s=round(wall, 1))
+    out.update(peak_rss_mb=round(peak / 2**20), load_after=uptime())
+    return out
+
+
+def build_cpu(docs: int, workers: int, rounds: int, tmp: Path) -> dict[str, object]:
+    """pastcast's and tantivy's build CPU on the same documents, side by side."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="build-cpu-", dir=tmp))
+    result: dict[str, object] = {"docs": docs, "workers": workers, "nproc": os.cpu_count()}
+    try:
+        source = work / "docs.jsonl"
+        write_corpus(docs, source)
+        cli = "import sys; from pastcast.cli import main; sys.exit(main())"
+        here = str(Path(__file__).resolve().parent)
+        for r in range(rounds):
+            runs: dict[str, dict[str, object]] = {}
+            order = ["pastcast", "tantivy"] if r % 2 == 0 else ["tantivy", "pastcast"]
+            for name in order:
+                index = work / f"{name}-{r}"
+                if name == "pastcast":
+                    cmd = [sys.executable, "-c", cli, "corpus", "build", f"jsonl:{source}"]
+                    cmd += ["--out", str(index), "--workers", str(workers), "--json"]
+                else:
+                    cmd = [sys.executable, "-c", _TANTIVY_BUILD, str(source), str(index), here]
+                runs[name] = timed_build(cmd)
+                if name == "pastcast":
+                    report = json.loads((index / "build_report.json").read_text())
+                    runs[name]["phase_cpu_s"] = report["phase_cpu_seconds"]
+                shutil.rmtree(index, ignore_errors=True)
+            ours, theirs = runs["pastcast"]["cpu_s"], runs["tantivy"]["cpu_s"]
+            runs["ratio_cpu"] = round(float(ours) / float(theirs), 3)  # type: ignore[arg-type]
+            result[f"round_{r}"] = runs
+            print(json.dumps({f"round_{r}": runs}), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--index", type=Path)
+    ap.add_argument("--build", action="store_true", help="build CPU against tantivy's instead")
+    ap.add_argument("--docs", type=int, default=1_000_000, help="--build: corpus size")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="--build")
+    ap.add_argument("--rounds", type=int, default=1, help="--build: builds of each")
+    ap.add_argument("--tmp", type=Path, default=Path("/work/tmp"), help="--build: data folder")
     ap.add_argument("--source", type=Path, help="the JSON lines indexed (tantivy: omitted, none)")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per query (best kept)")
@@ -133,6 +211,11 @@ def main() -> int:
         "other code's, on the same documents) opens it (default: a temporary folder)",
     )
     args = ap.parse_args()
+    if args.build:
+        print(json.dumps(build_cpu(args.docs, args.workers, args.rounds, args.tmp), indent=2))
+        return 0
+    if args.index is None:
+        ap.error("--index is required (or --build)")
     late = CUTOFFS["late"]
     qs = queries(args.queries)
     result: dict[str, object] = {"load_before": uptime()}

@@ -87,7 +87,8 @@ def _parse(text: str) -> tuple[datetime, bool]:
     if not raw:
         raise ValueError("empty timestamp")
     zulu = raw.endswith(("Z", "z"))
-    day = _date(raw[:-1] if zulu else raw)
+    body = raw[:-1] if zulu else raw
+    day = _date(body) if len(body) <= 10 else None  # no date spelling is longer
     if day is not None:
         return datetime.combine(day, time(0, 0)), True
     try:

@@ -32,20 +32,26 @@ _ASCII_FOLD = bytes(
     c + 32 if 65 <= c <= 90 else c if (c >= 97 and c <= 122) or 48 <= c <= 57 or c == 95 else 32
     for c in range(256)
 )
-_STOP_UTF8 = frozenset(w.encode() for w in STOPWORDS)
+STOPWORDS_UTF8 = frozenset(w.encode() for w in STOPWORDS)
+
+
+def folded_words(text: str) -> bytes:
+    """The words of ``text`` as ``tokenize`` finds them, UTF-8, between ASCII whitespace, with
+    the stopwords perhaps still among them (``tokenize_utf8`` drops them; a build drops them by
+    term id, a month at a time).
+
+    ASCII text (NFKC is the identity, case folding is lower-casing and ``\\w`` is
+    ``[A-Za-z0-9_]``) takes one byte translation in C, ~6x faster than the regular expression
+    on the news archive; other text goes through ``tokenize``.
+    """
+    if text.isascii():
+        return text.encode().translate(_ASCII_FOLD)
+    return " ".join(tokenize(text)).encode()
 
 
 def tokenize_utf8(text: str) -> list[bytes]:
-    """``tokenize(text)``, each term UTF-8 encoded: what an index is built from.
-
-    ASCII text (NFKC is the identity, case folding is lower-casing and ``\\w`` is
-    ``[A-Za-z0-9_]``) takes one byte translation and a split in C, ~6x faster than the regular
-    expression on the news archive; other text goes through ``tokenize``.
-    """
-    if text.isascii():
-        words = text.encode().translate(_ASCII_FOLD).split()
-        return [w for w in words if w not in _STOP_UTF8]
-    return [t.encode() for t in tokenize(text)]
+    """``tokenize(text)``, each term UTF-8 encoded."""
+    return [w for w in folded_words(text).split() if w not in STOPWORDS_UTF8]
 
 
 def _is_word(char: str) -> bool:

@@ -11,13 +11,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from array import array
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +23,7 @@ import numpy.typing as npt
 from pastcast import safejson
 from pastcast.atomic import atomic_directory
 from pastcast.corpus._identity import document_line
-from pastcast.corpus._text import tokenize_utf8
+from pastcast.corpus._text import STOPWORDS_UTF8, folded_words
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import load_npy
 from pastcast.records import Document
@@ -114,14 +112,13 @@ class TermTable(Mapping[str, int]):
         self._arrays = arrays
 
     @classmethod
-    def of(cls, terms: Sequence[str]) -> TermTable:
-        """The table of ``terms`` (term ``i`` has id ``i``)."""
-        encoded = [t.encode() for t in terms]
-        hashes = np.fromiter(map(term_hash, encoded), dtype=np.uint64, count=len(encoded))
+    def of(cls, terms: Sequence[bytes]) -> TermTable:
+        """The table of the UTF-8 ``terms`` (term ``i`` has id ``i``)."""
+        digests = b"".join(hashlib.blake2b(t, digest_size=8).digest() for t in terms)
+        hashes = np.frombuffer(digests, dtype="<u8").astype(np.uint64)  # ``term_hash`` each
         order = np.argsort(hashes, kind="stable")
-        in_order = [encoded[i] for i in order.tolist()]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in in_order], out=offsets[1:])
+        in_order = [terms[i] for i in order.tolist()]
+        offsets = _offsets(map(len, in_order), len(in_order))
         text = np.frombuffer(b"".join(in_order), dtype=np.uint8)
         return cls((hashes[order], order.astype(np.int64), offsets, text))
 
@@ -254,64 +251,127 @@ class IndexArrays:
         return Document.model_validate_json(bytes(self.store[lo:hi]))
 
 
-def sorted_unique(
-    documents: Iterable[tuple[Document, bytes]],
-) -> list[tuple[Document, bytes]]:
-    """(document, line) pairs in ordinal order: by (timestamp, id); a repeated id is an error."""
-    seen: set[str] = set()
-    docs: list[tuple[Document, bytes]] = []
-    for doc, line in documents:
-        if doc.id in seen:
-            raise ValueError(f"duplicate document id {doc.id!r}")
-        seen.add(doc.id)
-        docs.append((doc, line))
-    # timestamps are aware UTC (``Document``): they order as their microseconds do
-    docs.sort(key=lambda p: (p[0].timestamp, p[0].id))
-    return docs
+Row = tuple[int, str, str, str, str, str | None, str | None, str | None, bytes]
+"""A document as a partition is built from it: (timestamp in µs, id, title, text, source,
+thread_id, author, parent_id, its line); rows sort in ordinal order, by (timestamp, id)."""
+_MAP_FIELDS = {"source": 4, "thread_id": 5, "author": 6, "parent_id": 7}  # in a ``Row``
+
+
+def rows_of_documents(documents: Iterable[tuple[Document, bytes]]) -> list[Row]:
+    """The rows of documents given with their lines (``document_line``)."""
+    return [
+        (
+            to_micros(d.timestamp),
+            d.id,
+            d.title,
+            d.text,
+            d.source,
+            d.thread_id,
+            d.author,
+            d.parent_id,
+            line,
+        )
+        for d, line in documents
+    ]
+
+
+def rows_of_lines(lines: Sequence[bytes]) -> list[Row]:
+    """The rows of stored document lines (``document_line``: every field present, the
+    timestamp in UTC), read as one JSON array: a fifth of validating each line as a
+    ``Document``, a half of reading them one ``json.loads`` at a time."""
+    objects = json.loads(b"".join((b"[", b",".join(lines), b"]")))
+    iso, epoch, us = datetime.fromisoformat, _EPOCH, timedelta(microseconds=1)
+    return [
+        (
+            (iso(o["timestamp"]) - epoch) // us,
+            o["id"],
+            o["title"],
+            o["text"],
+            o["source"],
+            o["thread_id"],
+            o["author"],
+            o["parent_id"],
+            line,
+        )
+        for o, line in zip(objects, lines, strict=True)
+    ]
+
+
+def map_columns(rows: list[Row]) -> dict[str, list[str | None]]:
+    """The fields of the maps (``_maps.FIELDS``), a column each, in the order of ``rows``."""
+    return {f: cast(list[str | None], [r[i] for r in rows]) for f, i in _MAP_FIELDS.items()}
+
+
+def ordered_rows(rows: list[Row]) -> list[Row]:
+    """``rows`` in ordinal order; a repeated id is an error (the first repeated one named)."""
+    if len({r[1] for r in rows}) != len(rows):
+        seen: set[str] = set()
+        for r in rows:
+            if r[1] in seen:
+                raise ValueError(f"duplicate document id {r[1]!r}")
+            seen.add(r[1])
+    return sorted(rows)  # ids are unique: tuples compare on (timestamp, id) alone
 
 
 def build_arrays(documents: Iterable[Document]) -> IndexArrays:
     """Index ``documents`` in memory (any order; ids must be unique)."""
-    return build_from_lines((d, document_line(d)) for d in documents)
+    rows = rows_of_documents((d, document_line(d)) for d in documents)
+    return build_from_rows(ordered_rows(rows))
 
 
-def build_from_lines(documents: Iterable[tuple[Document, bytes]]) -> IndexArrays:
-    """``build_arrays`` of documents given with their lines (``document_line``), as a build
-    that spooled them already has them."""
-    pairs = sorted_unique(documents)
-    docs = [d for d, _ in pairs]
-    n = len(docs)
-    # term ids in first-seen order, assigned in C: a missing key gets the vocabulary's size
-    vocab: defaultdict[bytes, int] = defaultdict()
-    vocab.default_factory = vocab.__len__
-    term_ids = array("q")
-    doc_len = np.zeros(n, dtype=np.int32)
-    store = bytearray()
-    doc_offsets = np.zeros(n + 1, dtype=np.int64)
-    hit_store = bytearray()
-    hit_offsets = array("q", [0])
-    digest = hashlib.sha256()
-    for i, (doc, line) in enumerate(pairs):
-        tokens = tokenize_utf8(f"{doc.title}\n{doc.text}")
-        doc_len[i] = len(tokens)
-        term_ids.extend(map(vocab.__getitem__, tokens))
-        digest.update(line)
-        store += line
-        doc_offsets[i + 1] = len(store)
-        hit_store += doc.title.encode()
-        hit_offsets.append(len(hit_store))
-        hit_store += doc.text.encode()
-        hit_offsets.append(len(hit_store))
+def _tokens(rows: list[Row]) -> tuple[I64, I32, list[bytes]]:
+    """The term id of every kept token of ``rows`` in order, each document's token count and
+    the terms by id, ids in first-seen order (as a dictionary per token assigned them): the
+    month's folded words split and numbered by Arrow's hash table in one pass each, the
+    stopwords dropped by their ids (a Python dictionary look-up per token was half a build)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = [folded_words(f"{r[2]}\n{r[3]}") for r in rows]
+    offsets = _offsets(map(len, texts), len(texts))
+    blob = pa.py_buffer(b"".join(texts))
+    folded = pa.Array.from_buffers(
+        pa.large_string(), len(texts), [None, pa.py_buffer(offsets), blob]
+    )
+    words = pc.ascii_split_whitespace(folded)  # leading and doubled spaces give ""
+    ends = np.asarray(words.offsets, dtype=np.int64)
+    counts = ends[1:] - ends[:-1]  # words a document
+    encoded = pc.dictionary_encode(words.flatten())
+    terms: list[bytes] = encoded.dictionary.cast(pa.large_binary()).to_pylist()
+    dropped = np.fromiter(
+        (t in STOPWORDS_UTF8 or not t for t in terms), dtype=bool, count=len(terms)
+    )
+    ids = np.asarray(encoded.indices, dtype=np.int64)
+    keep = ~dropped[ids]
+    doc_of = np.repeat(np.arange(len(rows), dtype=np.int64), counts)[keep]
+    doc_len = np.bincount(doc_of, minlength=len(rows)).astype(np.int32)
+    renumber = np.arange(len(terms), dtype=np.int64) - np.cumsum(dropped)  # kept: in order
+    return (
+        renumber[ids[keep]],
+        doc_len,
+        [t for t, d in zip(terms, dropped.tolist(), strict=True) if not d],
+    )
+
+
+def build_from_rows(rows: list[Row]) -> IndexArrays:
+    """One partition of ``rows`` in ordinal order (``ordered_rows``), vectorised over the
+    month: tokens, postings, stores and their offsets in a few passes each."""
+    n = len(rows)
+    term_ids, doc_len, terms = _tokens(rows)
+    lines = [r[8] for r in rows]
+    store = b"".join(lines)
+    doc_offsets = _offsets(map(len, lines), n)
+    hits = [part.encode() for r in rows for part in (r[2], r[3])]
+    hit_store = b"".join(hits)
+    hit_offsets = _offsets(map(len, hits), 2 * n)
     # One sort makes the postings: (term, ordinal) pairs in term-major order, each term's
     # ordinals ascending, with the term frequency as the pair's count.
     tokens_per_doc = np.repeat(np.arange(n, dtype=np.int64), doc_len)
-    pairs_key, tf = np.unique(
-        np.frombuffer(term_ids, dtype=np.int64) * n + tokens_per_doc, return_counts=True
-    )
+    pairs_key, tf = np.unique(term_ids * n + tokens_per_doc, return_counts=True)
     post_tid = pairs_key // max(n, 1)
-    term_offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(post_tid, minlength=len(vocab)), out=term_offsets[1:])
-    ids = [d.id for d in docs]
+    term_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(post_tid, minlength=len(terms)), out=term_offsets[1:])
+    ids = [r[1] for r in rows]
     id_rank = np.empty(n, dtype=np.int64)
     id_rank[sorted(range(n), key=ids.__getitem__)] = np.arange(n, dtype=np.int64)
     len_prefix = np.zeros(n + 1, dtype=np.int64)
@@ -324,14 +384,14 @@ def build_from_lines(documents: Iterable[tuple[Document, bytes]]) -> IndexArrays
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "doc_count": n,
-        "vocab_size": len(vocab),
+        "vocab_size": len(terms),
         "postings": len(pairs_key),
-        "content_sha256": digest.hexdigest(),
-        "first_timestamp": docs[0].timestamp.isoformat() if docs else None,
-        "last_timestamp": docs[-1].timestamp.isoformat() if docs else None,
+        "content_sha256": hashlib.sha256(store).hexdigest(),
+        "first_timestamp": from_micros(rows[0][0]).isoformat() if rows else None,
+        "last_timestamp": from_micros(rows[-1][0]).isoformat() if rows else None,
     }
     return IndexArrays(
-        timestamps=np.array([to_micros(d.timestamp) for d in docs], dtype=np.int64),
+        timestamps=np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
         doc_len=doc_len,
         len_prefix=len_prefix,
         id_rank=id_rank,
@@ -339,16 +399,23 @@ def build_from_lines(documents: Iterable[tuple[Document, bytes]]) -> IndexArrays
         post_ord=post_ord,
         post_tf=tf.astype(np.int32),
         doc_offsets=doc_offsets,
-        vocab=TermTable.of([t.decode() for t in vocab]),  # keys in id order
+        vocab=TermTable.of(terms),
         ids=ids,
-        store=bytes(store),
+        store=store,
         manifest=manifest,
-        hit_offsets=np.frombuffer(hit_offsets, dtype=np.int64),
-        hit_store=bytes(hit_store),
+        hit_offsets=hit_offsets,
+        hit_store=hit_store,
         term_max_tf=max_tf,
         term_min_len=min_len,
         term_peak=peak,
     )
+
+
+def _offsets(sizes: Iterator[int], count: int) -> I64:
+    """``[0, s0, s0 + s1, ...]``: the offsets of ``count`` pieces of these sizes."""
+    out = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(sizes, dtype=np.int64, count=count), out=out[1:])
+    return out
 
 
 def peak_avgdl(n: int, len_prefix: Any) -> float:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +27,6 @@ from pastcast.npyfiles import load_npy
 
 if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
-    from pastcast.records import Document
 
 I64 = npt.NDArray[np.int64]
 FOLDER = "threads"
@@ -57,18 +55,17 @@ class KeyMap:
         return self.ords[int(self.offsets[i]) : int(self.offsets[i + 1])]
 
     @classmethod
-    def group(cls, pairs: dict[str, int], key_of: array[int], ordinal: array[int]) -> KeyMap:
-        """Group (key number, ordinal) pairs; ``pairs`` numbers the keys in first-seen order."""
-        keys = sorted(pairs, key=pairs.__getitem__)
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        rank = np.empty(len(keys), dtype=np.int64)
-        rank[order] = np.arange(len(keys), dtype=np.int64)
-        kid = rank[np.frombuffer(key_of, dtype=np.int64)] if len(key_of) else np.zeros(0, np.int64)
-        by_key = np.argsort(kid, kind="stable")  # ordinals were appended ascending
+    def of(cls, values: Sequence[str | None]) -> KeyMap:
+        """The ordinals (positions in ``values``) grouped by value; None and "" belong to none."""
+        present = [i for i, v in enumerate(values) if v]
+        named = [v for v in values if v]
+        keys = sorted(set(named))
+        number = {k: i for i, k in enumerate(keys)}
+        kid = np.fromiter(map(number.__getitem__, named), dtype=np.int64, count=len(named))
         offsets = np.zeros(len(keys) + 1, dtype=np.int64)
         np.cumsum(np.bincount(kid, minlength=len(keys)), out=offsets[1:])
-        ords = np.frombuffer(ordinal, dtype=np.int64)[by_key] if len(ordinal) else kid
-        return cls([keys[i] for i in order], offsets, np.ascontiguousarray(ords, dtype=np.int64))
+        ords = np.asarray(present, dtype=np.int64)[np.argsort(kid, kind="stable")]
+        return cls(keys, offsets, ords)
 
 
 @dataclass(frozen=True)
@@ -81,27 +78,18 @@ class DocMaps:
 
     @classmethod
     def from_parts(cls, parts: list[IndexArrays]) -> DocMaps:
-        return cls._from_fields(_fields(parts))
+        columns: dict[str, list[str | None]] = {f: [] for f in FIELDS.values()}
+        for fields in _fields(parts):
+            for name, column in columns.items():
+                value = fields.get(name)
+                column.append(value if isinstance(value, str) else None)
+        return cls.from_columns(columns)
 
     @classmethod
-    def from_documents(cls, documents: Iterable[Document]) -> DocMaps:
-        """The maps of ``documents`` given in ordinal order: what ``from_parts`` finds in the
-        stored lines, read from the documents themselves (a build has them in memory; parsing
-        the lines back was a fifth of building the news archive)."""
-        return cls._from_fields({f: getattr(d, f) for f in FIELDS.values()} for d in documents)
-
-    @classmethod
-    def _from_fields(cls, documents: Iterable[dict[str, Any]]) -> DocMaps:
-        groups: dict[str, tuple[dict[str, int], array[int], array[int]]] = {
-            name: ({}, array("q"), array("q")) for name in FIELDS
-        }
-        for ordinal, fields in enumerate(documents):
-            for name, (numbers, key_of, ords) in groups.items():
-                key = fields.get(FIELDS[name])
-                if isinstance(key, str) and key:
-                    key_of.append(numbers.setdefault(key, len(numbers)))
-                    ords.append(ordinal)
-        return cls(*(KeyMap.group(*groups[name]) for name in FIELDS))
+    def from_columns(cls, columns: Mapping[str, Sequence[str | None]]) -> DocMaps:
+        """The maps of documents in ordinal order, given as columns (``columns[field][i]``: the
+        field of ordinal ``i``)."""
+        return cls(*(KeyMap.of(columns[f]) for f in FIELDS.values()))
 
     def _maps(self) -> tuple[KeyMap, ...]:
         return (self.threads, self.authors, self.sources, self.parents)
@@ -133,19 +121,20 @@ def _fields(parts: list[IndexArrays]) -> Iterator[dict[str, Any]]:
 
 
 PART_FOLDER = "maps"
+_KEY = json.JSONEncoder(ensure_ascii=False).encode  # ``json.dumps`` makes an encoder a call
 
 
-def save_partition_maps(folder: Path, documents: Iterable[Document]) -> None:
-    """The maps of one partition's ``documents`` (in its ordinal order) into ``folder/maps``:
+def save_partition_maps(folder: Path, columns: Mapping[str, Sequence[str | None]]) -> None:
+    """The maps of one partition's documents (``DocMaps.from_columns``) into ``folder/maps``:
     per map, its sorted keys one JSON string a line, their offsets and the local ordinals."""
-    maps = DocMaps.from_documents(documents)
+    maps = DocMaps.from_columns(columns)
     target = folder / PART_FOLDER
     target.mkdir()
     for name, m in zip(FIELDS, maps._maps(), strict=True):
         np.save(target / f"{name}_offsets.npy", m.offsets)
         np.save(target / f"{name}_ords.npy", m.ords)
         with (target / f"{name}_keys.jsonl").open("w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(k, ensure_ascii=False) + "\n" for k in m.keys)
+            fh.writelines(_KEY(k) + "\n" for k in m.keys)
 
 
 # -- merging: files read and written front to back a chunk at a time, never mapped (the pages

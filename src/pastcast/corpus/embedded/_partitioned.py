@@ -37,13 +37,17 @@ from pastcast.corpus._identity import combine_month_digests, document_line
 from pastcast.corpus.embedded._arrays import (
     DIRECTORY_FILES,
     IndexArrays,
+    Row,
     TermDirectory,
     build_arrays,
-    build_from_lines,
+    build_from_rows,
     load_arrays,
+    map_columns,
+    ordered_rows,
     read_manifest,
+    rows_of_documents,
+    rows_of_lines,
     save_arrays,
-    sorted_unique,
 )
 from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
@@ -259,7 +263,7 @@ def _missing(folder: Path) -> list[Path]:
     return out
 
 
-_Months = dict[str, list[tuple[Document, bytes]]]  # documents in memory and their lines
+_Months = dict[str, list[Row]]  # documents in memory, as rows in ordinal order
 
 
 @dataclass(frozen=True)
@@ -269,31 +273,25 @@ class _MonthTask:
     folder: Path
 
 
-def _index_month(task: _MonthTask, pairs: Iterable[tuple[Document, bytes]] | None = None) -> bool:
+def _index_month(task: _MonthTask, rows: list[Row] | None = None) -> bool:
     """Index one month into ``task.folder`` unless a previous build completed it from the same
     documents; whether it was reused. Runs in a worker process (from its spool file) or here."""
-    if pairs is not None:
-        pairs = list(pairs)
-        lines = [line for _, line in pairs]
+    if rows is not None:
+        lines = [r[8] for r in rows]
     else:
         assert task.spool is not None
         lines = task.spool.read_bytes().splitlines(keepends=True)
-    digest = hashlib.sha256()
-    for line in sorted(lines):  # the month's lines in any order: the same hash
-        digest.update(line)
-    sha = digest.hexdigest()
+    sha = hashlib.sha256(b"".join(sorted(lines))).hexdigest()  # in any order: the same hash
     if _complete_partition(task.folder, sha):
         return True
-    # the spooled line is the document's line (``document_line``): not made again
-    pairs = pairs or [(Document.model_validate_json(line), line) for line in lines]
+    # the spooled line is the document's line (``document_line``): read, not validated again
+    ordered = rows if rows is not None else ordered_rows(rows_of_lines(lines))
     del lines
-    ordered = sorted_unique(pairs)
-    del pairs
-    built = build_from_lines(ordered)
+    built = build_from_rows(ordered)
     built.manifest.update(partition=task.month, spool_sha256=sha)
-    docs = [d for d, _ in ordered]
+    columns = map_columns(ordered)
     del ordered
-    save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, docs))
+    save_arrays(built, task.folder, lambda tmp: save_partition_maps(tmp, columns))
     return False
 
 
@@ -314,12 +312,12 @@ def _build(
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory: _Months | None = None
     if isinstance(documents, Sequence):  # in memory already: grouped by partition here
-        by_month: _Months = {}
+        by_month: dict[str, list[tuple[Document, bytes]]] = {}
         for doc in documents:
             by_month.setdefault(month_of(doc), []).append((doc, document_line(doc)))
         memory = {}
         for month, pairs in by_month.items():
-            memory.update(split_sorted(month, sorted_unique(pairs)))
+            memory.update(split_sorted(month, ordered_rows(rows_of_documents(pairs))))
     sealed = None
     if memory is None and options.read is not None:
         sealed = reuse(work / "spool", options.read)
@@ -476,8 +474,7 @@ def _index_months(
     reused = 0
     if spool is None or (workers == 1 and runner is None):
         for t in tasks:
-            pairs = memory[t.month] if memory is not None else None
-            reused += _index_month(t, pairs)
+            reused += _index_month(t, memory[t.month] if memory is not None else None)
             update(task, advance=counts[t.month])
         return reused
     # the largest months first, so that the last ones to finish are small

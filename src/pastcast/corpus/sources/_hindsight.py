@@ -102,8 +102,13 @@ def _later_year(text: str, year: int) -> bool:
     return False
 
 
+_FOUR_DIGITS = re.compile(r"\d{4}")  # every rule below needs a year, or a date's
+
+
 def screen_document(doc: Document) -> str | None:
     """Why ``doc``'s title or text may describe what happened after its timestamp, or None."""
+    if _FOUR_DIGITS.search(doc.title) is None and _FOUR_DIGITS.search(doc.text) is None:
+        return None  # one scan, where the rules below take ten (a third of a build's read)
     day = doc.timestamp.date()
     year = day.year
     title_scheduled = _SCHEDULED.search(doc.title) is not None

@@ -16,6 +16,8 @@ from pastcast.records import DatedBy, Document
 
 _REQUIRED = ("id", "timestamp", "title", "text")
 _OPTIONAL = ("url", "source", "thread_id", "author", "parent_id", "dated_by")
+_FIELDS = (*_REQUIRED, *_OPTIONAL)
+_KNOWN = frozenset(_FIELDS)
 
 
 @dataclass
@@ -33,22 +35,24 @@ def _parse(obj: Any) -> Document:
     for name in _REQUIRED:
         if name not in obj:
             raise ValueError(f"field {name}: missing")
-    unknown = sorted(set(obj) - set(_REQUIRED) - set(_OPTIONAL))
-    if unknown:
-        raise ValueError(f"field {unknown[0]}: unknown field")
-    for name in (*_REQUIRED, *_OPTIONAL):
-        value = obj.get(name)
-        if (value is not None or name in _REQUIRED) and not isinstance(value, str):
-            raise ValueError(f"field {name}: expected a string, got {type(value).__name__}")
-    for name in (*_REQUIRED, *_OPTIONAL):
-        value = obj.get(name)
-        if value is not None and not value.isascii():
-            try:  # a lone surrogate ("\ud800") is valid JSON but no text: no index can hold it
-                value.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ValueError(
-                    f"field {name}: a lone surrogate (\\u{ord(value[exc.start]):04x}) is no text"
-                ) from None
+    if not _KNOWN.issuperset(obj):
+        raise ValueError(f"field {min(set(obj) - _KNOWN)}: unknown field")
+    values = [obj.get(name) for name in _FIELDS]
+    strings = [v for v in values if isinstance(v, str)]
+    if len(strings) != len(values) - values.count(None) or None in values[: len(_REQUIRED)]:
+        for name, value in zip(_FIELDS, values, strict=True):  # which one, in field order
+            if (value is not None or name in _REQUIRED) and not isinstance(value, str):
+                raise ValueError(f"field {name}: expected a string, got {type(value).__name__}")
+    if not "".join(strings).isascii():  # one test for the whole record: ASCII holds no surrogate
+        for name, value in zip(_FIELDS, values, strict=True):
+            if value is not None and not value.isascii():
+                try:  # a lone surrogate ("\ud800") is valid JSON but no text: no index holds it
+                    value.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise ValueError(
+                        f"field {name}: a lone surrogate (\\u{ord(value[exc.start]):04x}) is "
+                        "no text"
+                    ) from None
     if not obj["id"].strip():
         raise ValueError("field id: empty")
     try:
