@@ -280,6 +280,14 @@ class _DeadlineResponse(http.client.HTTPResponse):
         self.fp = io.BufferedReader(_DeadlineIO(sock, deadline))
 
 
+def _readable(sock: socket.socket) -> bool:
+    """Whether an idle connection has something to read (the server closed it). poll, not
+    select: select refuses descriptors above 1023, which a long-lived process reaches."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 class HttpEndpoint:
     """JSON posted to one server over persistent connections, each request on an idle one (or a
     new one), any failure a ``ProviderFailure`` of its kind naming ``where``. A request, reply
@@ -336,7 +344,7 @@ class HttpEndpoint:
         """The reply's body to ``body`` posted to ``path`` (below the URL's own)."""
         try:
             conn = self._idle.get_nowait()
-            if conn.sock is not None and select.select([conn.sock], [], [], 0)[0]:
+            if conn.sock is not None and _readable(conn.sock):
                 conn.close()  # closed by the server while idle: connected again below
         except queue.Empty:
             conn = self._connection()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 import threading
 
 import pytest
-from fake_chat_server import FakeServer, completion
+from fake_chat_server import FakeServer, completion, start_fake_server
 
 from pastcast.models import ChatRequest, ModelError, ToolSpec
 from pastcast.models._openai import OpenAICompatibleModel
@@ -221,3 +222,22 @@ def test_the_url_and_headers_the_environment_sets_are_used_as_the_official_clien
     assert (sent["openai-organization"], sent["openai-project"]) == ("org-1", "proj-1")
     assert model.spec["base_url"] is None  # the log records what was given, not the environment
     model.close()
+
+
+def test_a_kept_connection_is_reused_whatever_its_descriptor_number() -> None:
+    # A long-lived process holds many files: a kept connection's descriptor may be above 1023,
+    # which select() refuses; each call must still get its reply on it.
+    state, server = start_fake_server()
+    server.RequestHandlerClass.protocol_version = "HTTP/1.1"  # connections kept between calls
+    held: list[int] = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        model = _model(state)
+        assert [model.chat(_req()).content for _ in range(3)] == ["hello"] * 3
+        assert len(state.requests) == 3
+    finally:
+        for fd in held:
+            os.close(fd)
+        server.shutdown()
+        server.server_close()
