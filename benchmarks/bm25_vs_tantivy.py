@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -46,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_peers import Tantivy
-from scale import CUTOFFS, queries, run_tree, write_corpus
+from scale import CUTOFFS, TANTIVY_BUILD, children_cpu, queries, run_tree, write_corpus
 
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.records import Document
@@ -131,30 +130,15 @@ def measure(
     return out
 
 
-_TANTIVY_BUILD = """
-import sys
-from pathlib import Path
-sys.path.insert(0, sys.argv[3])
-from bm25_vs_tantivy import documents
-from retrieval_peers import Tantivy
-Tantivy(documents(Path(sys.argv[1])), Path(sys.argv[2]))
-"""
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def timed_build(cmd: list[str]) -> dict[str, object]:
     """One build as a process tree: its CPU seconds (the finished processes' rusage), wall
     seconds and sampled peak memory, with the load before and after."""
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1] / "src"))
     out: dict[str, object] = {"load_before": uptime()}
-    cpu = _children_cpu()
+    cpu = children_cpu()
     wall, peak, _ = run_tree(cmd, env)
-    out.update(cpu_s=round(_children_cpu() - cpu, 2), wall_s=round(wall, 1))
+    out.update(cpu_s=round(children_cpu() - cpu, 2), wall_s=round(wall, 1))
     out.update(peak_rss_mb=round(peak / 2**20), load_after=uptime())
     return out
 
@@ -178,7 +162,7 @@ def build_cpu(docs: int, workers: int, rounds: int, tmp: Path) -> dict[str, obje
                     cmd = [sys.executable, "-c", cli, "corpus", "build", f"jsonl:{source}"]
                     cmd += ["--out", str(index), "--workers", str(workers), "--json"]
                 else:
-                    cmd = [sys.executable, "-c", _TANTIVY_BUILD, str(source), str(index), here]
+                    cmd = [sys.executable, "-c", TANTIVY_BUILD, str(source), str(index), here]
                 runs[name] = timed_build(cmd)
                 if name == "pastcast":
                     report = json.loads((index / "build_report.json").read_text())

@@ -30,12 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import _load, write_corpus
-
-
-def _children_cpu() -> float:
-    use = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return use.ru_utime + use.ru_stime
+from scale import _load, children_cpu, write_corpus
 
 
 def _build_cmd(source: Path, out: Path, *extra: str) -> list[str]:
@@ -46,9 +41,9 @@ def _build_cmd(source: Path, out: Path, *extra: str) -> list[str]:
 
 def build(source: Path, out: Path, *extra: str) -> dict[str, Any]:
     """One build to its end: wall, CPU of its process tree, its report."""
-    cpu0, t0 = _children_cpu(), time.perf_counter()
+    cpu0, t0 = children_cpu(), time.perf_counter()
     done = subprocess.run(_build_cmd(source, out, *extra), capture_output=True, check=True)
-    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
     report = json.loads(done.stdout)["build"]
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "report": report}
 
@@ -56,7 +51,7 @@ def build(source: Path, out: Path, *extra: str) -> dict[str, Any]:
 def killed(source: Path, out: Path, fraction: float, months: int, *extra: str) -> dict[str, Any]:
     """A build killed, with its workers, once ``fraction`` of its ``months`` are written."""
     parts = out.with_name(f".{out.name}.building") / "parts"
-    cpu0, t0 = _children_cpu(), time.perf_counter()
+    cpu0, t0 = children_cpu(), time.perf_counter()
     proc = subprocess.Popen(
         _build_cmd(source, out, *extra),
         stdout=subprocess.DEVNULL,
@@ -70,7 +65,7 @@ def killed(source: Path, out: Path, fraction: float, months: int, *extra: str) -
     written = len(list(parts.glob("*/manifest.json")))
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "partitions_written": written}
 
 

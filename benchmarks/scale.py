@@ -216,7 +216,7 @@ def run_tree(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     return time.perf_counter() - t0, peak, text
 
 
-_TANTIVY = """
+TANTIVY_BUILD = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
@@ -226,7 +226,7 @@ Tantivy(documents(Path(sys.argv[1])), Path(sys.argv[2]))
 """
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -263,17 +263,24 @@ def measure_build_memory(source: Path, work: Path, args: argparse.Namespace) -> 
     runs.append(
         (
             "tantivy",
-            [sys.executable, "-c", _TANTIVY, str(source), str(work / "tantivy"), str(here.parent)],
+            [
+                sys.executable,
+                "-c",
+                TANTIVY_BUILD,
+                str(source),
+                str(work / "tantivy"),
+                str(here.parent),
+            ],
             srcs["pastcast"],
         )
     )
     for name, cmd, src in runs:
         env = {**os.environ, "PYTHONPATH": str(src)}
-        load, cpu = _load(), _children_cpu()
+        load, cpu = _load(), children_cpu()
         wall, peak, _ = run_tree(cmd, env)
         row = {
             "wall_s": round(wall, 1),
-            "cpu_s": round(_children_cpu() - cpu, 1),
+            "cpu_s": round(children_cpu() - cpu, 1),
             "peak_rss_mb": round(peak / 2**20),
             "load_before": load,
             "load_after": _load(),

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import mmap
 import threading
+from collections.abc import Iterable
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["drop_pages", "load_npy", "load_npz"]
+__all__ = ["NpyReader", "NpyWriter", "drop_pages", "load_npy", "load_npz"]
 
 _HEADERS = threading.Lock()
+_FORMAT = np.lib.format
 
 
 def load_npy(path: str | Path, *, mmap: bool = True) -> np.ndarray[Any, Any]:
@@ -43,3 +46,48 @@ def drop_pages(array: np.ndarray[Any, Any]) -> None:
     mapped = getattr(array, "_mmap", None)
     if mapped is not None and hasattr(mapped, "madvise"):
         mapped.madvise(mmap.MADV_DONTNEED)
+
+
+class NpyReader:
+    """The 1-D array of a ``.npy`` file, taken in order ``take(count)`` values at a time."""
+
+    def __init__(self, path: Path) -> None:
+        with _HEADERS, path.open("rb") as fh:
+            v1 = _FORMAT.read_magic(fh) == (1, 0)
+            header = _FORMAT.read_array_header_1_0 if v1 else _FORMAT.read_array_header_2_0
+            shape, _, self._dtype = header(fh)
+            self._start = fh.tell()
+        self.path, self.length, self.at = path, int(np.prod(shape)), 0
+
+    def take(self, count: int) -> Any:
+        count = min(count, self.length - self.at)
+        with self.path.open("rb") as fh:
+            fh.seek(self._start + self.at * self._dtype.itemsize)
+            self.at += count
+            return np.fromfile(fh, dtype=self._dtype, count=count)
+
+
+class NpyWriter:
+    """A 1-D int64 ``.npy`` file written front to back, its length set on exit (numpy pads the
+    header so that it keeps its size whatever the length)."""
+
+    def __init__(self, path: Path) -> None:
+        self._fh, self.count = path.open("wb"), 0
+        self._header()
+
+    def _header(self) -> None:
+        meta = {"descr": "<i8", "fortran_order": False, "shape": (self.count,)}
+        _FORMAT.write_array_header_1_0(self._fh, meta)
+
+    def write(self, values: Iterable[int] | Any) -> None:
+        array = np.asarray(values, dtype="<i8")
+        self._fh.write(array.tobytes())
+        self.count += len(array)
+
+    def __enter__(self) -> NpyWriter:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._fh.seek(0)
+        self._header()
+        self._fh.close()

@@ -195,34 +195,41 @@ def _skewed_docs(n: int, seed: int, days: int = 120, long_months: bool = False) 
     return docs
 
 
-def test_the_pruned_query_kernel_equals_the_naive_scorer_bit_for_bit() -> None:
-    docs = _skewed_docs(1500, seed=16)
-    rng = random.Random(7)
-    vocab = [*WORDS, *(f"rare{i}" for i in range(30)), "absent"]
-    index = EmbeddedIndex.in_memory(docs)
-    for _ in range(450):
-        terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 5))))
-        n = rng.randint(1, len(index))
-        k = rng.choice((1, 3, 10, 40))
+def _assert_pruned_equals_naive(
+    index: EmbeddedIndex,
+    seed: int,
+    vocab: list[str],
+    runs: int,
+    words: int,
+    low: int,
+    ks: tuple[int, ...],
+) -> None:
+    """Random queries at random cutoffs (visible documents from ``low``): the pruned kernel's
+    ranking and scores equal the naive scorer's bit for bit."""
+    rng = random.Random(seed)
+    for _ in range(runs):
+        terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, words))))
+        n = rng.randint(low, len(index))
+        k = rng.choice(ks)
         got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
         assert got[0].tolist() == want[0].tolist(), (terms, n, k)
         assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
+
+
+def test_the_pruned_query_kernel_equals_the_naive_scorer_bit_for_bit() -> None:
+    docs = _skewed_docs(1500, seed=16)
+    vocab = [*WORDS, *(f"rare{i}" for i in range(30)), "absent"]
+    index = EmbeddedIndex.in_memory(docs)
+    _assert_pruned_equals_naive(index, 7, vocab, 450, 5, 1, (1, 3, 10, 40))
 
 
 def test_months_skipped_by_their_reach_leave_the_naive_ranking() -> None:
     # two years of months: once the k-th score found is above a month's reach, that month and
     # every later one in reach order are skipped, which must not drop a document that ranks
     docs = _skewed_docs(2400, seed=18, days=730)
-    rng = random.Random(8)
     vocab = [*WORDS[:8], *(f"rare{i}" for i in range(30))]
     index = EmbeddedIndex.in_memory(docs)
-    for _ in range(300):
-        terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 4))))
-        n = rng.randint(len(index) // 2, len(index))
-        k = rng.choice((1, 2, 5, 10))
-        got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
-        assert got[0].tolist() == want[0].tolist(), (terms, n, k)
-        assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
+    _assert_pruned_equals_naive(index, 8, vocab, 300, 4, len(index) // 2, (1, 2, 5, 10))
 
 
 def test_months_skipped_by_their_score_peaks_leave_the_naive_ranking() -> None:
@@ -230,16 +237,9 @@ def test_months_skipped_by_their_score_peaks_leave_the_naive_ranking() -> None:
     # length; a cutoff whose average is longer (here: the odd months' documents are four times
     # as long) scores higher, so the peak must be stretched by the ratio to bound its scores
     docs = _skewed_docs(2400, seed=19, days=730, long_months=True)
-    rng = random.Random(9)
     vocab = [*WORDS[:8], *(f"rare{i}" for i in range(30))]
     index = EmbeddedIndex.in_memory(docs)
-    for _ in range(300):
-        terms = index.query_terms(" ".join(rng.choices(vocab, k=rng.randint(1, 4))))
-        n = rng.randint(len(index) // 4, len(index))
-        k = rng.choice((1, 2, 5, 10))
-        got, want = index.score(terms, n, k), index.naive_score(terms, n, k)
-        assert got[0].tolist() == want[0].tolist(), (terms, n, k)
-        assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
+    _assert_pruned_equals_naive(index, 9, vocab, 300, 4, len(index) // 4, (1, 2, 5, 10))
 
 
 def test_maps_of_an_in_memory_build_equal_the_maps_of_the_stored_lines(tmp_path: Path) -> None:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +22,7 @@ import numpy.typing as npt
 
 from pastcast import safejson
 from pastcast.atomic import atomic_directory
-from pastcast.npyfiles import load_npy
+from pastcast.npyfiles import NpyReader, NpyWriter, load_npy
 
 if TYPE_CHECKING:
     from pastcast.corpus.embedded._arrays import IndexArrays
@@ -140,28 +139,8 @@ def save_partition_maps(folder: Path, columns: Mapping[str, Sequence[str | None]
 # -- merging: files read and written front to back a chunk at a time, never mapped (the pages
 # read through a mapping stay counted in the process's memory while it is mapped), so that a
 # build's merge holds a few chunks per partition whatever the corpus size; a reader reopens its
-# file for each chunk, so thousands of them need no open handle each
-
-_FORMAT = np.lib.format
-
-
-class NpyReader:
-    """The 1-D array of a ``.npy`` file, taken in order ``take(count)`` values at a time."""
-
-    def __init__(self, path: Path) -> None:
-        with path.open("rb") as fh:
-            v1 = _FORMAT.read_magic(fh) == (1, 0)
-            header = _FORMAT.read_array_header_1_0 if v1 else _FORMAT.read_array_header_2_0
-            shape, _, self._dtype = header(fh)
-            self._start = fh.tell()
-        self.path, self.length, self.at = path, int(np.prod(shape)), 0
-
-    def take(self, count: int) -> Any:
-        count = min(count, self.length - self.at)
-        with self.path.open("rb") as fh:
-            fh.seek(self._start + self.at * self._dtype.itemsize)
-            self.at += count
-            return np.fromfile(fh, dtype=self._dtype, count=count)
+# file for each chunk, so thousands of them need no open handle each (``.npy`` files:
+# ``pastcast.npyfiles.NpyReader`` and ``NpyWriter``)
 
 
 class LineReader:
@@ -178,32 +157,6 @@ class LineReader:
                 lines.append(line)
             self._offset = fh.tell()
         return lines
-
-
-class NpyWriter:
-    """A 1-D int64 ``.npy`` file written front to back, its length set on exit (numpy pads the
-    header so that it keeps its size whatever the length)."""
-
-    def __init__(self, path: Path) -> None:
-        self._fh, self.count = path.open("wb"), 0
-        self._header()
-
-    def _header(self) -> None:
-        meta = {"descr": "<i8", "fortran_order": False, "shape": (self.count,)}
-        _FORMAT.write_array_header_1_0(self._fh, meta)
-
-    def write(self, values: Iterable[int] | Any) -> None:
-        array = np.asarray(values, dtype="<i8")
-        self._fh.write(array.tobytes())
-        self.count += len(array)
-
-    def __enter__(self) -> NpyWriter:
-        return self
-
-    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self._fh.seek(0)
-        self._header()
-        self._fh.close()
 
 
 _MERGE_ROWS = 1 << 20  # keys buffered over all partitions at once during a merge

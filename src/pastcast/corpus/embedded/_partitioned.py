@@ -53,15 +53,13 @@ from pastcast.corpus.embedded._arrays import FORMAT as PART_FORMAT
 from pastcast.corpus.embedded._arrays import FORMAT_VERSION as PART_VERSION
 from pastcast.corpus.embedded._maps import (
     LineReader,
-    NpyReader,
-    NpyWriter,
     merge_partition_maps,
     save_partition_maps,
 )
 from pastcast.corpus.embedded._ranges import month_of_partition, split_sorted, split_spool
 from pastcast.corpus.embedded._read_reuse import ReadStamp, SealedRead, reuse, seal
 from pastcast.cutoff import as_utc
-from pastcast.npyfiles import load_npy
+from pastcast.npyfiles import NpyReader, NpyWriter, load_npy
 from pastcast.owned import MARKER, check_replaceable, mark
 from pastcast.progress import ProgressReporter
 from pastcast.records import Document
