@@ -290,7 +290,8 @@ def measure_build_memory(source: Path, work: Path, args: argparse.Namespace) -> 
             saved = json.loads(report.read_text())
             row["partitions"] = saved["partitions"]
             row["phase_cpu_s"] = saved["phase_cpu_seconds"]
-        shutil.rmtree(work / name, ignore_errors=True)
+        if not args.keep:  # kept: bm25_vs_tantivy.py times searches on both indexes
+            shutil.rmtree(work / name, ignore_errors=True)
         out[name] = row
         print(json.dumps({name: row}), flush=True)
     peer = out["tantivy"]
