@@ -69,10 +69,18 @@ class IdColumn(Sequence[str]):
     """Document ids sliced on demand from a UTF-8 blob: ``store[offsets[i]:offsets[i + 1]]``."""
 
     def __init__(self, store: bytes | memoryview, offsets: I64) -> None:
-        self._store = store
-        self._offsets = offsets
-        self._view = offsets.data  # Python indexing of a memoryview: no numpy scalar per id
+        self.store = store
+        self.offsets = offsets
+        self.view = offsets.data  # Python indexing of a memoryview: no numpy scalar per id
         self._n = len(offsets) - 1
+
+    @classmethod
+    def of(cls, ids: Sequence[str]) -> IdColumn:
+        """``ids`` as a column (an index held in memory keeps a list)."""
+        if isinstance(ids, IdColumn):
+            return ids
+        encoded = [i.encode() for i in ids]
+        return cls(b"".join(encoded), _offsets(map(len, encoded), len(encoded)))
 
     def __len__(self) -> int:
         return self._n
@@ -88,17 +96,19 @@ class IdColumn(Sequence[str]):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        return str(self._store[self._view[i] : self._view[i + 1]], "utf-8")
+        return str(self.store[self.view[i] : self.view[i + 1]], "utf-8")
 
     def __iter__(self) -> Iterator[str]:
-        store, view = self._store, self._view
+        store, view = self.store, self.view
         for i in range(self._n):
             yield str(store[view[i] : view[i + 1]], "utf-8")
 
 
-def term_hash(term: bytes) -> int:
-    """A term's 64-bit key in a ``TermTable`` (the same at build and at search)."""
-    return int.from_bytes(hashlib.blake2b(term, digest_size=8).digest(), "little")
+def term_hashes(terms: Iterable[bytes]) -> npt.NDArray[np.uint64]:
+    """The terms' 64-bit keys in a ``TermTable`` (the same at build and at search), read from
+    their digests in one call (a Python int per key cost more than hashing)."""
+    digests = b"".join(hashlib.blake2b(t, digest_size=8).digest() for t in terms)
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
 class TermTable(Mapping[str, int]):
@@ -114,8 +124,7 @@ class TermTable(Mapping[str, int]):
     @classmethod
     def of(cls, terms: Sequence[bytes]) -> TermTable:
         """The table of the UTF-8 ``terms`` (term ``i`` has id ``i``)."""
-        digests = b"".join(hashlib.blake2b(t, digest_size=8).digest() for t in terms)
-        hashes = np.frombuffer(digests, dtype="<u8").astype(np.uint64)  # ``term_hash`` each
+        hashes = term_hashes(terms)
         order = np.argsort(hashes, kind="stable")
         in_order = [terms[i] for i in order.tolist()]
         offsets = _offsets(map(len, in_order), len(in_order))
@@ -142,7 +151,7 @@ class TermTable(Mapping[str, int]):
     def get(self, term: str, default: Any = None) -> Any:
         hashes, ids, offsets, text = self.arrays()
         raw = term.encode()
-        key = np.uint64(term_hash(raw))
+        key = term_hashes([raw])[0]
         at = int(np.searchsorted(hashes, key))
         while at < len(hashes) and hashes[at] == key:  # equal hashes: the text decides
             if bytes(text[offsets[at] : offsets[at + 1]]) == raw:
@@ -457,11 +466,9 @@ def save_arrays(
         (tmp / "docs.jsonl").write_bytes(bytes(arrays.store))
         (tmp / "hits.bin").write_bytes(bytes(arrays.hit_store))
         arrays.vocab.save(tmp)
-        encoded = [i.encode() for i in arrays.ids]
-        id_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=id_offsets[1:])
-        np.save(tmp / f"{_ID_OFFSETS}.npy", id_offsets)
-        (tmp / _ID_STORE).write_bytes(b"".join(encoded))
+        ids = IdColumn.of(arrays.ids)
+        np.save(tmp / f"{_ID_OFFSETS}.npy", ids.offsets)
+        (tmp / _ID_STORE).write_bytes(bytes(ids.store))
         if extra is not None:
             extra(tmp)
         # The manifest is written last: its presence marks a complete index.

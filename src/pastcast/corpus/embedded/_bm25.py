@@ -22,7 +22,7 @@ from pastcast.corpus.embedded._arrays import (
     IndexArrays,
     TermDirectory,
     peak_avgdl,
-    term_hash,
+    term_hashes,
 )
 
 I64 = npt.NDArray[np.int64]
@@ -208,7 +208,7 @@ def bm25_top_k(
     return query_top_k(
         blocks.table,
         blocks.directory,
-        np.array([term_hash(r) for r in raw], dtype=np.uint64),
+        term_hashes(raw),
         np.frombuffer(b"".join(raw), dtype=np.uint8),
         qoffs,
         last,
