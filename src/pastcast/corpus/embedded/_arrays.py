@@ -104,11 +104,18 @@ class IdColumn(Sequence[str]):
             yield str(store[view[i] : view[i + 1]], "utf-8")
 
 
+_BLAKE2B_8 = hashlib.blake2b(digest_size=8)  # only ever copied: a copy costs half a new one
+
+
 def term_hashes(terms: Iterable[bytes]) -> npt.NDArray[np.uint64]:
     """The terms' 64-bit keys in a ``TermTable`` (the same at build and at search), read from
     their digests in one call (a Python int per key cost more than hashing)."""
-    digests = b"".join(hashlib.blake2b(t, digest_size=8).digest() for t in terms)
-    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+    digests = []
+    for term in terms:
+        h = _BLAKE2B_8.copy()
+        h.update(term)
+        digests.append(h.digest())
+    return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
 
 
 class TermTable(Mapping[str, int]):
