@@ -166,10 +166,15 @@ def _block(
             break
         t = order[j]
         w = slices[t, 0]
+        # a document first met here that cannot reach theta with every term left is not kept:
+        # met again by a later term, it holds less than its score, below theta still
+        need, rest = theta * (1.0 - _MARGIN), left[j + 1]
         for p in range(int(slices[t, 1]), int(slices[t, 2])):
             d = ords[p]
             c = _contribution(tfs[p], lens[d], w, avgdl, k1, b, one_minus_b, k1_plus_1)
             if scratch[d] == 0.0:  # every contribution is positive: a first visit
+                if (c + rest) * (1.0 + _MARGIN) < need:
+                    continue
                 touched[count] = d
                 count += 1
             scratch[d] += c
