@@ -10,11 +10,12 @@ tantivy indexes the same JSON lines (the same tokenizer and stopwords as in
 ``--peer``, kept for the next run: two versions of pastcast measured against one tantivy); its
 query is the terms OR-ed with the cutoff as a range filter on a fast field, top 10 ids. Each
 query is timed on both systems in turn (best of ``--repeats``), so the machine's load weighs on
-both alike. Per cutoff: pastcast's p50/p95 (whole searches: hits with snippets), tantivy's
-(top 10 ids), their p50 ratio, and how many top 10s are exact, that is equal to the naive as-of
-scorer's (``naive_score``): pastcast's ids in order with their scores bit for bit, tantivy's as
-a set of ids (its scores are float32 and its statistics those of every document). Printed with
-the machine load (``uptime``) before and after each cutoff.
+both alike. Per cutoff: pastcast's p50/p95 (whole searches: hits with snippets; and the
+ranking alone, ``rank``: ordinals and scores), tantivy's (top 10 ids), their p50 ratios, and
+how many top 10s are exact, that is equal to the naive as-of scorer's (``naive_score``):
+pastcast's ids in order with their scores bit for bit, tantivy's as a set of ids (its scores
+are float32 and its statistics those of every document). Printed with the machine load
+(``uptime``) before and after each cutoff.
 
     python benchmarks/bm25_vs_tantivy.py --build --docs 1000000 [--workers 2] [--rounds 1]
 
@@ -105,12 +106,14 @@ def measure(
     """One cutoff: both systems' latency per query, in turn, and whose top 10 are exact."""
     n = index.count_before(cutoff)
     ours: list[float] = []
+    ranks: list[float] = []  # the ranking alone: ordinals and scores, no hits
     theirs: list[float] = []
     exact = {"pastcast": 0, "tantivy": 0}
     out: dict[str, object] = {"visible": n, "load_before": uptime()}
     for q in qs:
         terms = EmbeddedIndex.query_terms(q)
         ours.append(best(partial(index.search, q, as_of=cutoff, k=10), repeats))
+        ranks.append(best(partial(index.score, terms, n, 10), repeats))
         hits = index.search(q, as_of=cutoff, k=10)
         want_o, want_s = index.naive_score(terms, n, 10)
         want = [index.read_ordinal(int(o)).id for o in want_o]
@@ -121,10 +124,12 @@ def measure(
             theirs.append(best(partial(peer.search, terms, cutoff, 10), repeats))
             exact["tantivy"] += set(peer.search(terms, cutoff, 10)) == set(want)
     out["pastcast_p50_ms"], out["pastcast_p95_ms"] = pct_ms(ours, 50), pct_ms(ours, 95)
+    out["pastcast_rank_p50_ms"], out["pastcast_rank_p95_ms"] = pct_ms(ranks, 50), pct_ms(ranks, 95)
     out["pastcast_exact_top10"] = f"{exact['pastcast']}/{len(qs)}"
     if peer is not None:
         out["tantivy_p50_ms"], out["tantivy_p95_ms"] = pct_ms(theirs, 50), pct_ms(theirs, 95)
         out["ratio_p50"] = pct_ms(ours, 50) / pct_ms(theirs, 50)
+        out["ratio_rank_p50"] = pct_ms(ranks, 50) / pct_ms(theirs, 50)
         out["tantivy_exact_top10"] = f"{exact['tantivy']}/{len(qs)}"
     out["load_after"] = uptime()
     return out
