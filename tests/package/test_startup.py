@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -67,3 +68,14 @@ def test_a_lazy_command_runs() -> None:
     result = CliRunner().invoke(app, ["agents", "list", "--json"])
     assert result.exit_code == 0, result.output
     assert "heuristic" in result.output
+
+
+def test_a_run_loads_no_pandas(tmp_path: Path) -> None:
+    """A run and its log's columnar companion are built without pandas (half a second of
+    imports): Arrow's conversion of Python rows, the easy way to the companion, imports it."""
+    out = tmp_path / "r.jsonl"
+    code = "from pastcast.cli import main\ntry:\n    main()\nexcept SystemExit as e:\n"
+    code += "    assert not e.code, e"
+    loaded = _loaded(code, "run", "--agent", "uniform", "--max-events", "2", "--out", str(out))
+    assert any((tmp_path / "r.columns").iterdir())  # the companion was written
+    assert "pandas" not in loaded

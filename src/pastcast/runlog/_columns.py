@@ -106,9 +106,7 @@ class StepColumns:
         if not len(rows) or not names:
             return self
         schema = pa.schema([columns_schema().field(c) for c in names])
-        new = pa.Table.from_pylist(
-            [forecast_row(forecast_json(f)) for f in forecasts], schema=schema
-        )
+        new = rows_table([forecast_row(forecast_json(f)) for f in forecasts], schema)
         n = self.table.num_rows
         order = np.arange(n, dtype=np.int64)
         order[np.asarray(rows, dtype=np.int64)] = n + np.arange(len(rows), dtype=np.int64)
