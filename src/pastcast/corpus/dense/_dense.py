@@ -271,7 +271,7 @@ class DenseIndex(IndexLookups):
             return [(int(o), 0.0) for o in by_id]
         if self._approximate is not None:
             with one_thread():
-                proposed = self._approximate.search(q, n, min(k, n) + 16, self._nprobe)
+                proposed = self._approximate.search(q, n, min(k, n) + _RERANKED, self._nprobe)
             if proposed is not None:  # candidates of 8-bit codes, ranked by exact scores
                 return self._best(proposed, self._rescore(proposed, q64), k)
         segments, runs = self._segments(n)
@@ -431,7 +431,8 @@ class DenseIndex(IndexLookups):
         """Exact scores from the full vectors, in float64 so that a document's score does not
         depend on which other rows were scored with it."""
         order = np.argsort(ords)  # rows in storage order: fewer pages touched
-        rows = np.asarray(self._vectors[ords[order]], dtype=np.float64)
+        # indexed as a plain array: a memmap's own indexing costs more than reading a few rows
+        rows = np.asarray(np.asarray(self._vectors)[ords[order]], dtype=np.float64)
         out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
         out[order] = (rows * q64).sum(axis=1)
@@ -473,6 +474,9 @@ class DenseIndex(IndexLookups):
                 self._pool = None
 
 
+# candidates of an approximate search beyond k, ranked by exact scores: each is a row read in
+# full, a page fault where millions of rows outgrow the page cache (docs/corpus.md)
+_RERANKED = 4
 _FILTER_CHUNK = 65_536  # rows scored at once by a filtered search (float64: 200 MB at 384-d)
 _EXACT_SLICE = 131_072  # rows per exact piece, so that two threads can share a long slice
 _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more than it saves
