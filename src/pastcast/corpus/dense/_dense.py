@@ -81,6 +81,8 @@ class DenseIndex(IndexLookups):
         source = None if vectors is None else Path(vectors)
         self._vectors = self._load_or_make(source, vectors_ids, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
+        mapped = getattr(self._vectors, "filename", None)  # rescoring reads scattered rows
+        self._rows = self._vectors if mapped is None else load_npy(mapped, scattered=True)
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
         if ivf_min is not None:
@@ -332,7 +334,7 @@ class DenseIndex(IndexLookups):
         best_s: list[npt.NDArray[np.float64]] = []
         for lo in range(0, len(ords), _FILTER_CHUNK):  # bounded memory for wide filters
             chunk = ords[lo : lo + _FILTER_CHUNK]
-            scores = self._rescore(chunk, q64)
+            scores = self._rescore(chunk, q64, scan=True)
             if len(chunk) > k:  # keep ties at the k-th score: ids decide among them below
                 keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
                 chunk, scores = chunk[keep], scores[keep]
@@ -426,13 +428,15 @@ class DenseIndex(IndexLookups):
         return Found(ids[0][keep] + seg.lo, est, floor)
 
     def _rescore(
-        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64]
+        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], *, scan: bool = False
     ) -> npt.NDArray[np.float64]:
         """Exact scores from the full vectors, in float64 so that a document's score does not
-        depend on which other rows were scored with it."""
+        depend on which other rows were scored with it. ``scan``: many rows, read through the
+        mapping that reads ahead."""
         order = np.argsort(ords)  # rows in storage order: fewer pages touched
         # indexed as a plain array: a memmap's own indexing costs more than reading a few rows
-        rows = np.asarray(np.asarray(self._vectors)[ords[order]], dtype=np.float64)
+        vectors = np.asarray(self._vectors if scan else self._rows)
+        rows = np.asarray(vectors[ords[order]], dtype=np.float64)
         out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
         out[order] = (rows * q64).sum(axis=1)
