@@ -45,7 +45,7 @@ from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.errors import FieldError
-from pastcast.npyfiles import load_npy
+from pastcast.npyfiles import load_npy, prefetch_rows
 from pastcast.records import CorpusIdentity
 
 Mask = npt.NDArray[np.bool_]
@@ -434,9 +434,11 @@ class DenseIndex(IndexLookups):
         depend on which other rows were scored with it. ``scan``: many rows, read through the
         mapping that reads ahead."""
         order = np.argsort(ords)  # rows in storage order: fewer pages touched
+        picked = ords[order]
+        if not scan:
+            prefetch_rows(self._rows, picked.tolist())
         # indexed as a plain array: a memmap's own indexing costs more than reading a few rows
-        vectors = np.asarray(self._vectors if scan else self._rows)
-        rows = np.asarray(vectors[ords[order]], dtype=np.float64)
+        rows = np.asarray(np.asarray(self._vectors if scan else self._rows)[picked], np.float64)
         out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
         out[order] = (rows * q64).sum(axis=1)
