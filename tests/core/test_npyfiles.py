@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pastcast.npyfiles import load_npy, load_npz
+from pastcast.npyfiles import load_npy, load_npz, prefetch_rows
 
 # Threads switch every microsecond and the collector runs finalizers (Python code, so a switch
 # point) inside the AST constructor: the race, made likely. Prints how many loads failed.
@@ -91,3 +91,17 @@ def test_arrays_come_back_mapped_or_in_memory_and_never_unpickled(tmp_path: Path
     np.savez(tmp_path / "b.npz", x=np.ones(2), y=np.array(["a"]))
     arrays = load_npz(tmp_path / "b.npz")
     assert sorted(arrays) == ["x", "y"] and arrays["x"].tolist() == [1.0, 1.0]
+
+
+def test_rows_of_a_scattered_mapping_are_prefetched_whole_and_read_unchanged(
+    tmp_path: Path,
+) -> None:
+    """Rows straddling pages, up to the file's last byte: every range asked for lies on the
+    map (the kernel refuses one misaligned or past its end)."""
+    want = np.random.default_rng(0).standard_normal((5000, 37)).astype(np.float32)
+    np.save(tmp_path / "v.npy", want)
+    rows = load_npy(tmp_path / "v.npy", scattered=True)
+    prefetch_rows(rows, [0, 1, 27, 2500, 4998, 4999])
+    np.testing.assert_array_equal(rows[[0, 27, 4999]], want[[0, 27, 4999]])
+    with pytest.raises(ValueError):  # the check can fail: a row past the end is refused
+        prefetch_rows(rows, [5000 + 4096])

@@ -22,6 +22,7 @@ from pastcast.records import Document
 faiss = pytest.importorskip("faiss")
 from pastcast.corpus.dense import DenseIndex  # noqa: E402
 from pastcast.corpus.dense._approximate import ApproximateIndex  # noqa: E402
+from pastcast.corpus.dense._dense import _RERANKED  # noqa: E402
 
 _US = timedelta(microseconds=1)
 FEB = START + timedelta(days=2)
@@ -202,6 +203,24 @@ def test_recall_against_the_exact_search(index: EmbeddedIndex) -> None:
         recall[nprobe] = float(np.mean(found))
     # one list probed misses neighbours; eight find nearly all of them
     assert recall[1] < 0.9 and recall[8] >= 0.95, recall
+
+
+def test_the_top_k_is_the_best_of_the_candidates_by_exact_score(index: EmbeddedIndex) -> None:
+    """The candidates faiss ranks by their 8-bit estimates are ranked again by exact scores:
+    the result is the best k of all of them (ties by id), each with its exact score."""
+    dense = approximate(index, 8)
+    assert dense._approximate is not None
+    vectors = np.asarray(dense._vectors, dtype=np.float64)
+    for day in (40, 70, 89):
+        n = index.count_before(FEB + timedelta(days=day))
+        for topic in range(60):
+            q = dense.embed_query(f"t{topic} w{day}")
+            ords = dense._approximate.search(q, n, 10 + _RERANKED, 8)
+            assert ords is not None
+            scores = (vectors[ords] * q[0].astype(np.float64)).sum(axis=1)
+            best = np.lexsort((dense.index.id_rank[ords], -scores))[:10]
+            want = list(zip(ords[best].tolist(), scores[best].tolist(), strict=True))
+            assert dense._ranked_vector(q, n, 10) == want, (day, topic)
 
 
 def test_a_cutoff_inside_the_first_trained_stretch_is_searched_exactly(

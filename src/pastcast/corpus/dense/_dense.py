@@ -45,7 +45,7 @@ from pastcast.corpus.dense._precomputed import load_vectors
 from pastcast.corpus.dense._quantized import QuantizedMonths, QueryCode
 from pastcast.corpus.embedded import EmbeddedIndex
 from pastcast.errors import FieldError
-from pastcast.npyfiles import load_npy
+from pastcast.npyfiles import load_npy, prefetch_rows
 from pastcast.records import CorpusIdentity
 
 Mask = npt.NDArray[np.bool_]
@@ -81,6 +81,8 @@ class DenseIndex(IndexLookups):
         source = None if vectors is None else Path(vectors)
         self._vectors = self._load_or_make(source, vectors_ids, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
+        mapped = getattr(self._vectors, "filename", None)  # rescoring reads scattered rows
+        self._rows = self._vectors if mapped is None else load_npy(mapped, scattered=True)
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
         if ivf_min is not None:
@@ -271,7 +273,7 @@ class DenseIndex(IndexLookups):
             return [(int(o), 0.0) for o in by_id]
         if self._approximate is not None:
             with one_thread():
-                proposed = self._approximate.search(q, n, min(k, n) + 16, self._nprobe)
+                proposed = self._approximate.search(q, n, min(k, n) + _RERANKED, self._nprobe)
             if proposed is not None:  # candidates of 8-bit codes, ranked by exact scores
                 return self._best(proposed, self._rescore(proposed, q64), k)
         segments, runs = self._segments(n)
@@ -332,7 +334,7 @@ class DenseIndex(IndexLookups):
         best_s: list[npt.NDArray[np.float64]] = []
         for lo in range(0, len(ords), _FILTER_CHUNK):  # bounded memory for wide filters
             chunk = ords[lo : lo + _FILTER_CHUNK]
-            scores = self._rescore(chunk, q64)
+            scores = self._rescore(chunk, q64, scan=True)
             if len(chunk) > k:  # keep ties at the k-th score: ids decide among them below
                 keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
                 chunk, scores = chunk[keep], scores[keep]
@@ -426,12 +428,17 @@ class DenseIndex(IndexLookups):
         return Found(ids[0][keep] + seg.lo, est, floor)
 
     def _rescore(
-        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64]
+        self, ords: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], *, scan: bool = False
     ) -> npt.NDArray[np.float64]:
         """Exact scores from the full vectors, in float64 so that a document's score does not
-        depend on which other rows were scored with it."""
+        depend on which other rows were scored with it. ``scan``: many rows, read through the
+        mapping that reads ahead."""
         order = np.argsort(ords)  # rows in storage order: fewer pages touched
-        rows = np.asarray(self._vectors[ords[order]], dtype=np.float64)
+        picked = ords[order]
+        if not scan:
+            prefetch_rows(self._rows, picked.tolist())
+        # indexed as a plain array: a memmap's own indexing costs more than reading a few rows
+        rows = np.asarray(np.asarray(self._vectors if scan else self._rows)[picked], np.float64)
         out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
         out[order] = (rows * q64).sum(axis=1)
@@ -473,6 +480,9 @@ class DenseIndex(IndexLookups):
                 self._pool = None
 
 
+# candidates of an approximate search beyond k, ranked by exact scores: each is a row read in
+# full, a page fault where millions of rows outgrow the page cache (docs/corpus.md)
+_RERANKED = 4
 _FILTER_CHUNK = 65_536  # rows scored at once by a filtered search (float64: 200 MB at 384-d)
 _EXACT_SLICE = 131_072  # rows per exact piece, so that two threads can share a long slice
 _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more than it saves
