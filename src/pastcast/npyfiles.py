@@ -10,7 +10,7 @@ outside it.
 
 from __future__ import annotations
 
-import mmap
+import mmap as _mmap  # ``load_npy``'s argument is named ``mmap``
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,14 +23,29 @@ __all__ = ["NpyReader", "NpyWriter", "drop_pages", "load_npy", "load_npz"]
 
 _HEADERS = threading.Lock()
 _FORMAT = np.lib.format
+_HEADER_READERS = {(1, 0): _FORMAT.read_array_header_1_0, (2, 0): _FORMAT.read_array_header_2_0}
 
 
 def load_npy(path: str | Path, *, mmap: bool = True) -> np.ndarray[Any, Any]:
     """The array in the ``.npy`` file ``path``: mapped read-only, or (``mmap=False``) read into
-    memory. Never unpickles."""
-    with _HEADERS:
-        mapped: np.ndarray[Any, Any] = np.load(path, mmap_mode="r", allow_pickle=False)
-    return mapped if mmap else np.array(mapped)
+    memory. Never unpickles. Mapped with one ``mmap`` call over the parsed header: ``np.load``'s
+    ``np.memmap`` resolves the path and checks the file for each array, ~0.4 ms apiece where an
+    index opens over a thousand."""
+    if not mmap:
+        with _HEADERS:
+            return np.load(path, allow_pickle=False)  # type: ignore[no-any-return]
+    with open(path, "rb") as fh:
+        with _HEADERS:
+            header = _HEADER_READERS.get(_FORMAT.read_magic(fh))
+            if header is None:  # a layout this reader does not know: numpy's own reader
+                fh.seek(0)
+                return np.load(fh, mmap_mode="r", allow_pickle=False)  # type: ignore[no-any-return]
+            shape, fortran, dtype = header(fh)
+        if dtype.hasobject:
+            raise ValueError(f"{path}: an array of Python objects (never unpickled)")
+        pages = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
+        order = "F" if fortran else "C"
+        return np.ndarray(shape, dtype=dtype, buffer=pages, offset=fh.tell(), order=order)
 
 
 def load_npz(path: str | Path) -> dict[str, np.ndarray[Any, Any]]:
@@ -43,9 +58,11 @@ def drop_pages(array: np.ndarray[Any, Any]) -> None:
     """Unmap the pages of a mapped ``array`` this process has touched (the file's pages stay in
     the page cache and are read back on the next touch): a pass over every row of a large file
     would otherwise keep the whole file in the process's resident set."""
-    mapped = getattr(array, "_mmap", None)
-    if mapped is not None and hasattr(mapped, "madvise"):
-        mapped.madvise(mmap.MADV_DONTNEED)
+    base = array.base
+    while isinstance(base, np.ndarray):  # a view's base is the array it views
+        base = base.base
+    if isinstance(base, _mmap.mmap) and hasattr(base, "madvise"):
+        base.madvise(_mmap.MADV_DONTNEED)
 
 
 class NpyReader:
