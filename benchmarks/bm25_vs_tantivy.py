@@ -9,7 +9,8 @@ late cutoffs of ``scale.py`` (the late one admits (nearly) every document).
 First search (``cold``, ``--cold`` processes each, in turn, one query each, medians): pastcast's
 Python API (``EmbeddedIndex.open`` with its imports, then the first search), the whole
 ``pastcast corpus search --json`` command, and tantivy's import and open, then its first search
-of the same documents; their ratios and the load; with ``--compare-src DIR`` pastcast's two
+of the same documents, their ratios and the load, and the API's steps apart (imports, open,
+numba's import, numba's compiler set-up, the search); with ``--compare-src DIR`` pastcast's two
 also from that checkout's ``src`` (``_earlier``), in turn with the others. ``--cold-only``
 stops there.
 
@@ -71,6 +72,26 @@ t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
 
+# the same steps split: imports, open, numba's import (with the kernel's module), numba's
+# compiler set-up (scipy's import among it, whatever the kernel uses), the search
+_PHASES = """
+import sys, time
+t = [time.perf_counter()]
+from pastcast.corpus.embedded import EmbeddedIndex
+from datetime import datetime
+t.append(time.perf_counter())
+index = EmbeddedIndex.open(sys.argv[1])
+t.append(time.perf_counter())
+import pastcast.corpus.embedded._kernel
+t.append(time.perf_counter())
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh()
+t.append(time.perf_counter())
+index.search(sys.argv[2], as_of=datetime.fromisoformat(sys.argv[3]), k=10)
+t.append(time.perf_counter())
+print(*(b - a for a, b in zip(t, t[1:])))
+"""
+
 # tantivy's side of the same: its import and open, then the query of ``Tantivy.search`` (the
 # query's terms as pastcast tokenizes them, the cutoff in microseconds) and the ten ids
 _COLD_TANTIVY = """
@@ -108,8 +129,8 @@ def _process(*args: str, timed: bool = True, src: Path | None = None) -> list[fl
     wall = time.perf_counter() - t
     if not timed:
         return [wall]
-    opened, first = map(float, out.stdout.split())
-    return [opened, first, opened + first, wall]
+    opened, first, *phases = map(float, out.stdout.split())
+    return [opened, first, *phases] if phases else [opened, first, opened + first, wall]
 
 
 def cold(
@@ -118,13 +139,13 @@ def cold(
     """The first search after opening, in fresh processes, one query each, in turn: pastcast's
     Python API (open with its imports, then the first search), ``pastcast corpus search`` (the
     whole command, as a user runs it), the same two of the ``earlier`` checkout's ``src`` if
-    given, and tantivy (open with its import, then the first search) on the same documents.
-    Medians, seconds. A first process of each pastcast, uncounted, compiles the kernel if none
-    is cached on disk."""
+    given, tantivy (open with its import, then the first search) on the same documents, and
+    the API's steps timed apart (``_PHASES``). Medians, seconds. A first process of each
+    pastcast, uncounted, compiles the kernel if none is cached on disk."""
     late, stamp = cutoff.isoformat(), str(to_micros(cutoff))
     cli = "import sys; from pastcast.cli import main; sys.exit(main())"
     pastcasts = {"": None} | ({"_earlier": earlier} if earlier else {})
-    runs: dict[str, list[list[float]]] = {"tantivy": []}
+    runs: dict[str, list[list[float]]] = {"tantivy": [], "api_phases": []}
     for tag, src in pastcasts.items():
         _process(_COLD, str(index), qs[0], late, src=src)
         runs |= {f"api{tag}": [], f"cli{tag}": []}
@@ -137,11 +158,13 @@ def cold(
         if peer is not None:
             terms = " ".join(EmbeddedIndex.query_terms(q))
             runs["tantivy"].append(_process(_COLD_TANTIVY, str(peer), terms, stamp))
+        runs["api_phases"].append(_process(_PHASES, str(index), q, late))
     names = ("open_s", "first_search_s", "open_and_first_search_s", "process_s")
-    for name, got in runs.items():
-        if got:
-            cols = zip(names[-len(got[0]) :], zip(*got, strict=True), strict=True)
-            out[name] = {n: float(np.median(c)) for n, c in cols}
+    phases = ("import_s", "open_s", "numba_import_s", "numba_setup_s", "search_s")
+    for name, got in ((n, g) for n, g in runs.items() if g):
+        keys = phases if name == "api_phases" else names[-len(got[0]) :]
+        cols = zip(keys, zip(*got, strict=True), strict=True)
+        out[name] = {k: float(np.median(c)) for k, c in cols}
     if runs["tantivy"]:
         ours, theirs = out["api"], out["tantivy"]
         both = ours["open_and_first_search_s"], theirs["open_and_first_search_s"]
