@@ -9,8 +9,9 @@ late cutoffs of ``scale.py`` (the late one admits (nearly) every document).
 First search (``cold``, ``--cold`` processes each, in turn, one query each, medians): pastcast's
 Python API (``EmbeddedIndex.open`` with its imports, then the first search), the whole
 ``pastcast corpus search --json`` command, and tantivy's import and open, then its first search
-of the same documents, their ratios and the load, and the API's steps apart (imports, open,
-numba's import, numba's compiler set-up, the search); with ``--compare-src DIR`` pastcast's two
+of the same documents (each process's wall and CPU seconds), their ratios and the load, and the
+API's steps apart (imports, open, numba's import, numba's compiler set-up, the search); with
+``--compare-src DIR`` pastcast's two
 also from that checkout's ``src`` (``_earlier``), in turn with the others. ``--cold-only``
 stops there.
 
@@ -120,17 +121,18 @@ def uptime() -> str:
 
 def _process(*args: str, timed: bool = True, src: Path | None = None) -> list[float]:
     """A fresh process's open and first-search seconds (``timed``: as it printed them) and
-    their sum, and its wall time; pastcast imported from ``src`` if given."""
+    their sum, its wall time and its CPU seconds (user and system: what the load does not
+    stretch); pastcast imported from ``src`` if given."""
     env = os.environ | ({"PYTHONPATH": str(src)} if src else {})
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), children_cpu()
     out = subprocess.run(
         [sys.executable, "-c", *args], capture_output=True, text=True, check=True, env=env
     )
-    wall = time.perf_counter() - t
+    wall, cpu = time.perf_counter() - t, children_cpu() - cpu
     if not timed:
-        return [wall]
+        return [wall, cpu]
     opened, first, *phases = map(float, out.stdout.split())
-    return [opened, first, *phases] if phases else [opened, first, opened + first, wall]
+    return [opened, first, *phases] if phases else [opened, first, opened + first, wall, cpu]
 
 
 def cold(
@@ -159,7 +161,7 @@ def cold(
             terms = " ".join(EmbeddedIndex.query_terms(q))
             runs["tantivy"].append(_process(_COLD_TANTIVY, str(peer), terms, stamp))
         runs["api_phases"].append(_process(_PHASES, str(index), q, late))
-    names = ("open_s", "first_search_s", "open_and_first_search_s", "process_s")
+    names = ("open_s", "first_search_s", "open_and_first_search_s", "process_s", "process_cpu_s")
     phases = ("import_s", "open_s", "numba_import_s", "numba_setup_s", "search_s")
     for name, got in ((n, g) for n, g in runs.items() if g):
         keys = phases if name == "api_phases" else names[-len(got[0]) :]
@@ -170,6 +172,7 @@ def cold(
         both = ours["open_and_first_search_s"], theirs["open_and_first_search_s"]
         out["ratio_open_and_first_search"] = both[0] / both[1]
         out["ratio_process_cli"] = out["cli"]["process_s"] / theirs["process_s"]
+        out["ratio_process_cpu_cli"] = out["cli"]["process_cpu_s"] / theirs["process_cpu_s"]
     out["load_after"] = uptime()
     return out
 
