@@ -1,9 +1,19 @@
 """The embedded BM25 index of a large corpus against tantivy: the first search after opening
-(in a fresh process, as a command-line search pays it) and the latency at the early, middle and
+(in fresh processes, as a command-line search pays it) and the latency at the early, middle and
 late cutoffs of ``scale.py`` (the late one admits (nearly) every document).
 
     python benchmarks/scale.py --docs 1000000 --keep ...   # or any built index and its source
     python benchmarks/bm25_vs_tantivy.py --index INDEX --source docs.jsonl [--queries 300]
+        [--cold 5] [--cold-only]
+
+First search (``cold``, ``--cold`` processes each, in turn, one query each, medians): pastcast's
+Python API (``EmbeddedIndex.open`` with its imports, then the first search), the whole
+``pastcast corpus search --json`` command, and tantivy's import and open, then its first search
+of the same documents (each process's wall and CPU seconds), their ratios and the load, and the
+API's steps apart (imports, open, numba's import, numba's compiler set-up, the search); with
+``--compare-src DIR`` pastcast's two
+also from that checkout's ``src`` (``_earlier``), in turn with the others. ``--cold-only``
+stops there.
 
 tantivy indexes the same JSON lines (the same tokenizer and stopwords as in
 ``retrieval_peers.py``) into a temporary folder beside ``--index``, deleted afterwards (or into
@@ -41,6 +51,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_peers import Tantivy
 from scale import CUTOFFS, TANTIVY_BUILD, children_cpu, queries, run_tree, write_corpus
 
-from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex, to_micros
 from pastcast.records import Document
 
 _COLD = """
@@ -56,10 +67,50 @@ import sys, time
 t0 = time.perf_counter()
 from pastcast.corpus.embedded import EmbeddedIndex
 from datetime import datetime
-from functools import partial
 index = EmbeddedIndex.open(sys.argv[1])
 t1 = time.perf_counter()
 index.search(sys.argv[2], as_of=datetime.fromisoformat(sys.argv[3]), k=10)
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+# the same steps split: imports, open, numba's import (with the kernel's module), numba's
+# compiler set-up (scipy's import among it, whatever the kernel uses), the search
+_PHASES = """
+import sys, time
+t = [time.perf_counter()]
+from pastcast.corpus.embedded import EmbeddedIndex
+from datetime import datetime
+t.append(time.perf_counter())
+index = EmbeddedIndex.open(sys.argv[1])
+t.append(time.perf_counter())
+import pastcast.corpus.embedded._kernel
+t.append(time.perf_counter())
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh()
+t.append(time.perf_counter())
+index.search(sys.argv[2], as_of=datetime.fromisoformat(sys.argv[3]), k=10)
+t.append(time.perf_counter())
+print(*(b - a for a, b in zip(t, t[1:])))
+"""
+
+# tantivy's side of the same: its import and open, then the query of ``Tantivy.search`` (the
+# query's terms as pastcast tokenizes them, the cutoff in microseconds) and the ten ids
+_COLD_TANTIVY = """
+import sys, time
+t0 = time.perf_counter()
+import tantivy as t
+index = t.Index.open(sys.argv[1])
+schema, searcher = index.schema, index.searcher()
+t1 = time.perf_counter()
+text = t.Query.boolean_query(
+    [(t.Occur.Should, t.Query.term_query(schema, "body", w)) for w in sys.argv[2].split()]
+)
+before = t.Query.range_query(
+    schema, "ts", t.FieldType.Integer, None, int(sys.argv[3]), include_upper=False
+)
+query = t.Query.boolean_query([(t.Occur.Must, text), (t.Occur.Must, before)])
+ids = [searcher.doc(a)["id"][0] for _, a in searcher.search(query, 10).hits]
 t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
@@ -69,15 +120,62 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def cold(index: Path, query: str, cutoff: str) -> tuple[float, float]:
-    """Seconds to open (imports included) and to run the first search, in a fresh process."""
+def _process(*args: str, timed: bool = True, src: Path | None = None) -> list[float]:
+    """A fresh process's open and first-search seconds (``timed``: as it printed them) and
+    their sum, its wall time and its CPU seconds (user and system: what the load does not
+    stretch); pastcast imported from ``src`` if given."""
+    env = os.environ | ({"PYTHONPATH": str(src)} if src else {})
+    t, cpu = time.perf_counter(), children_cpu()
     out = subprocess.run(
-        [sys.executable, "-c", _COLD, str(index), query, cutoff],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    return float(out[0]), float(out[1])
+        [sys.executable, "-c", *args], capture_output=True, text=True, check=True, env=env
+    )
+    wall, cpu = time.perf_counter() - t, children_cpu() - cpu
+    if not timed:
+        return [wall, cpu]
+    opened, first, *phases = map(float, out.stdout.split())
+    return [opened, first, *phases] if phases else [opened, first, opened + first, wall, cpu]
+
+
+def cold(
+    index: Path, peer: Path | None, qs: list[str], cutoff: datetime, earlier: Path | None
+) -> dict[str, object]:
+    """The first search after opening, in fresh processes, one query each, in turn: pastcast's
+    Python API (open with its imports, then the first search), ``pastcast corpus search`` (the
+    whole command, as a user runs it), the same two of the ``earlier`` checkout's ``src`` if
+    given, tantivy (open with its import, then the first search) on the same documents, and
+    the API's steps timed apart (``_PHASES``). Medians, seconds. A first process of each
+    pastcast, uncounted, compiles the kernel if none is cached on disk."""
+    late, stamp = cutoff.isoformat(), str(to_micros(cutoff))
+    cli = "import sys; from pastcast.cli import main; sys.exit(main())"
+    pastcasts = {"": None} | ({"_earlier": earlier} if earlier else {})
+    runs: dict[str, list[list[float]]] = {"tantivy": [], "api_phases": []}
+    for tag, src in pastcasts.items():
+        _process(_COLD, str(index), qs[0], late, src=src)
+        runs |= {f"api{tag}": [], f"cli{tag}": []}
+    out: dict[str, Any] = {"load_before": uptime()}
+    for q in qs:
+        for tag, src in pastcasts.items():
+            runs[f"api{tag}"].append(_process(_COLD, str(index), q, late, src=src))
+            search = ("corpus", "search", str(index), q, "--as-of", late, "--json")
+            runs[f"cli{tag}"].append(_process(cli, *search, timed=False, src=src))
+        if peer is not None:
+            terms = " ".join(EmbeddedIndex.query_terms(q))
+            runs["tantivy"].append(_process(_COLD_TANTIVY, str(peer), terms, stamp))
+        runs["api_phases"].append(_process(_PHASES, str(index), q, late))
+    names = ("open_s", "first_search_s", "open_and_first_search_s", "process_s", "process_cpu_s")
+    phases = ("import_s", "open_s", "numba_import_s", "numba_setup_s", "search_s")
+    for name, got in ((n, g) for n, g in runs.items() if g):
+        keys = phases if name == "api_phases" else names[-len(got[0]) :]
+        cols = zip(keys, zip(*got, strict=True), strict=True)
+        out[name] = {k: float(np.median(c)) for k, c in cols}
+    if runs["tantivy"]:
+        ours, theirs = out["api"], out["tantivy"]
+        both = ours["open_and_first_search_s"], theirs["open_and_first_search_s"]
+        out["ratio_open_and_first_search"] = both[0] / both[1]
+        out["ratio_process_cli"] = out["cli"]["process_s"] / theirs["process_s"]
+        out["ratio_process_cpu_cli"] = out["cli"]["process_cpu_s"] / theirs["process_cpu_s"]
+    out["load_after"] = uptime()
+    return out
 
 
 def documents(source: Path) -> Iterator[Document]:
@@ -193,6 +291,9 @@ def main() -> int:
     ap.add_argument("--source", type=Path, help="the JSON lines indexed (tantivy: omitted, none)")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per query (best kept)")
+    ap.add_argument("--cold", type=int, default=5, help="fresh processes of each, first search")
+    ap.add_argument("--cold-only", action="store_true", help="no latency at the cutoffs")
+    ap.add_argument("--compare-src", type=Path, help="--cold: also another checkout's src")
     ap.add_argument(
         "--peer",
         type=Path,
@@ -208,19 +309,20 @@ def main() -> int:
     late = CUTOFFS["late"]
     qs = queries(args.queries)
     result: dict[str, object] = {"load_before": uptime()}
-    # the first process may compile the kernel (then cached on disk); the second shows a start
-    result["cold_open_and_first_search_s"] = [cold(args.index, q, late.isoformat()) for q in qs[:2]]
-    index = EmbeddedIndex.open(args.index)
-    index.search(qs[0], as_of=late, k=10)
     folder = Path(tempfile.mkdtemp(prefix="tantivy-", dir=args.index.parent))
     try:
-        peer = None
+        peer, ix = None, args.peer or folder / "ix"
         if args.source is not None:
             t = time.perf_counter()
-            ix = args.peer or folder / "ix"
             peer = Tantivy(() if (ix / "meta.json").is_file() else documents(args.source), ix)
             result["tantivy_build_s"] = time.perf_counter() - t
-        for name, cutoff in CUTOFFS.items():
+        result["cold"] = cold(
+            args.index, ix if peer else None, qs[: args.cold], late, args.compare_src
+        )
+        print(json.dumps({"cold": result["cold"]}), flush=True)
+        index = EmbeddedIndex.open(args.index)
+        index.search(qs[0], as_of=late, k=10)
+        for name, cutoff in CUTOFFS.items() if not args.cold_only else ():
             result[name] = measure(index, peer, qs, cutoff, args.repeats)
             print(json.dumps({name: result[name]}), flush=True)  # kept if a later one fails
     finally:

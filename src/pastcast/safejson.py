@@ -7,7 +7,8 @@ too long for Python to convert. Readers already name the file and line of a
 exception nobody anticipated.
 
 ``canonical_json`` is the one canonical form pastcast hashes and keys by (run fingerprints,
-cache keys, ledger records, configuration digests): sorted keys, no spaces.
+cache keys, ledger records, configuration digests): sorted keys, no spaces. ``clean_json`` makes
+a value writable as strict JSON (NaN and infinities become null).
 
 Nesting is checked before decoding, not left to ``RecursionError``: the C decoder recurses on
 the C stack, and a library that raises the interpreter's recursion limit (web3 sets 100,000)
@@ -17,13 +18,14 @@ turns a deeply nested input into a segmentation fault.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from typing import Any
 
 import numpy as np
 
-__all__ = ["canonical_json", "loads", "loads_line", "raw_decode"]
+__all__ = ["canonical_json", "clean_json", "loads", "loads_line", "raw_decode"]
 
 MAX_DEPTH = 512
 """The deepest nesting of arrays and objects accepted (pastcast's own JSON nests a few levels)."""
@@ -114,3 +116,14 @@ def canonical_json(value: Any, *, ascii_only: bool = False) -> str:
     fingerprint, the world configuration's digest and the judges' schemas were first hashed in,
     kept so that the ids already written stay the same."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii_only)
+
+
+def clean_json(obj: Any) -> Any:
+    """NaN is not JSON: write it as null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean_json(v) for v in obj]
+    return obj

@@ -3,6 +3,7 @@ which CPython before 3.11.8 / 3.12.1 cannot run in two threads at once (gh-10690
 
 from __future__ import annotations
 
+import mmap
 import subprocess
 import sys
 import textwrap
@@ -83,11 +84,19 @@ def test_the_race_is_real_here_without_the_lock(tmp_path: Path) -> None:
 def test_arrays_come_back_mapped_or_in_memory_and_never_unpickled(tmp_path: Path) -> None:
     np.save(tmp_path / "a.npy", np.arange(5, dtype=np.int64))
     mapped, loaded = load_npy(tmp_path / "a.npy"), load_npy(tmp_path / "a.npy", mmap=False)
-    assert isinstance(mapped, np.memmap) and not isinstance(loaded, np.memmap)
+    assert isinstance(mapped.base, mmap.mmap) and not mapped.flags.writeable
+    assert not isinstance(loaded.base, mmap.mmap) and loaded.flags.writeable
     assert mapped.tolist() == loaded.tolist() == [0, 1, 2, 3, 4]
+    grid = np.asfortranarray(np.arange(12, dtype="<f4").reshape(3, 4))
+    for name, array in (("f.npy", grid), ("e.npy", np.zeros((0, 3), dtype=np.int32))):
+        np.save(tmp_path / name, array)
+        got = load_npy(tmp_path / name)
+        assert got.dtype == array.dtype and np.array_equal(got, array)
+        assert got.flags.f_contiguous == array.flags.f_contiguous
     np.save(tmp_path / "o.npy", np.array([{"x": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(ValueError):
-        load_npy(tmp_path / "o.npy", mmap=False)
+    for in_memory in (False, True):
+        with pytest.raises(ValueError):
+            load_npy(tmp_path / "o.npy", mmap=not in_memory)
     np.savez(tmp_path / "b.npz", x=np.ones(2), y=np.array(["a"]))
     arrays = load_npz(tmp_path / "b.npz")
     assert sorted(arrays) == ["x", "y"] and arrays["x"].tolist() == [1.0, 1.0]

@@ -4,8 +4,11 @@ and hits built from the hit columns against hits built from the stored documents
 
 from __future__ import annotations
 
+import os
 import pickle
 import random
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -75,6 +78,15 @@ def test_kernel_equals_the_numpy_scorer_bit_for_bit() -> None:
         assert got[1].tolist() == want[1].tolist()  # == on floats: bit for bit
         checked += bool(len(got[0]))
     assert checked > 150
+
+
+def test_the_kernel_compiles_uncached_where_numba_finds_no_cache_folder() -> None:
+    # a read-only install run by a user with no writable home: numba's locators find no folder
+    # (here: only the locator of zipped modules allowed) and would refuse ``cache=True``
+    code = "import pastcast.corpus.embedded._kernel as k; print(k._CACHE)"
+    env = os.environ | {"NUMBA_CACHE_LOCATOR_CLASSES": "ZipCacheLocator"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert (run.returncode, run.stdout.strip()) == (0, "False"), run.stderr[-500:]
 
 
 def test_the_interpolated_term_look_up_finds_what_bisection_finds() -> None:

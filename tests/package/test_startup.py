@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -24,14 +26,11 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}})))
 """
 
 
+_RUN: dict[str, Any] = {"capture_output": True, "text": True, "timeout": 60, "check": True}
+
+
 def _loaded(code: str, *args: str) -> set[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE.format(code=code), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    out = subprocess.run([sys.executable, "-c", PROBE.format(code=code), *args], **_RUN)
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -43,6 +42,26 @@ def test_the_root_help_loads_no_command_module() -> None:
     code = "from pastcast.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
     loaded = _loaded(code, "--help")
     assert loaded & {"numpy", "pydantic", "pyarrow", "scipy", "numba", "openai"} == set()
+
+
+def test_a_corpus_search_imports_only_what_searching_needs(tmp_path: Path) -> None:
+    # the first search's start-up: the build, curation, runner and report workflows (and
+    # pyarrow, theirs) cost seconds before it and are not imported
+    from pastcast.corpus.embedded import EmbeddedIndex
+    from pastcast.records import Document
+
+    at = datetime(2024, 5, 1, tzinfo=UTC)
+    EmbeddedIndex.build([Document(id="a", timestamp=at, text="rain in spain")], tmp_path / "ix")
+    code = (
+        "import sys\nfrom pastcast.cli import main\ntry:\n    main()\nexcept SystemExit:\n"
+        "    pass\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    args = ["corpus", "search", str(tmp_path / "ix"), "rain", "--as-of", "2024-06-01", "--json"]
+    out = subprocess.run([sys.executable, "-c", "import json\n" + code, *args], **_RUN)
+    *hits, loaded = out.stdout.strip().splitlines()
+    assert [h["id"] for h in json.loads("\n".join(hits))] == ["a"]  # the search ran
+    unneeded = ("pyarrow", "pastcast.app._plans", "pastcast.curate", "pastcast.runner")
+    assert [m for m in json.loads(loaded) if m.startswith(unneeded + ("pastcast.reports",))] == []
 
 
 def test_every_public_name_imports() -> None:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         index_feed,
         index_feed_round,
     )
+    from pastcast.app._corpus_plan import CorpusBuildPlan, PathText
     from pastcast.app._datasets import (
         Curated,
         DatasetSummary,
@@ -63,11 +64,9 @@ if TYPE_CHECKING:
     from pastcast.app._plans import (
         CURATION_LEGS,
         ConstructionAuditPlan,
-        CorpusBuildPlan,
         CurationPlan,
         ForecastBenchImport,
         MarketImport,
-        PathText,
         PolymarketImport,
         RunAuditPlan,
     )

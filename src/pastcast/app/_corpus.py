@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from pastcast import __version__
+from pastcast.app._corpus_plan import MAX_BUILD_WORKERS, CorpusBuildPlan, StoreBackend
 from pastcast.app._fields import as_field
 from pastcast.app._open import open_corpus
-from pastcast.app._plans import MAX_BUILD_WORKERS, CorpusBuildPlan, StoreBackend
 from pastcast.corpus import (
     CorpusBuildReport,
     is_database_url,

@@ -12,9 +12,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from pastcast.app._compare import Compared, compare_runs
+from pastcast.app._corpus_plan import PathText
 from pastcast.app._exports import Exported, export_runs
 from pastcast.app._open import check_search_options, open_corpus, open_dataset
-from pastcast.app._plans import PathText
 from pastcast.app._runs import run_plan
 from pastcast.errors import FieldError
 from pastcast.owned import claim_dir

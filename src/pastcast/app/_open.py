@@ -8,14 +8,16 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pastcast.app._fields import as_field
 from pastcast.corpus import OpenedCorpus, is_database_url, open_backend, retrieval_modes
 from pastcast.cutoff import DayConvention
-from pastcast.dataset import Dataset
 from pastcast.errors import FieldError, within
 from pastcast.world import WORLD_SPEC, is_world_spec, world_from_spec
+
+if TYPE_CHECKING:  # pyarrow and the dataset layer: not imported to open a corpus
+    from pastcast.dataset import Dataset
 
 DATASET_SPEC_HELP = (
     f"{WORLD_SPEC!r} (the embedded world, docs/world.md), a dataset directory, or a "
@@ -40,6 +42,8 @@ def open_dataset(
     a release takes). ``FieldError`` naming ``field`` when it is none of these or cannot be
     read. What reading a release drops is warned of (``DatasetNote``). A dataset given is
     returned as it is."""
+    from pastcast.dataset import Dataset
+
     if isinstance(spec, Dataset):
         return spec
     text = str(spec)

@@ -243,7 +243,7 @@ def print_json(obj: Any) -> None:
     """``obj`` as JSON on stdout (NaN and infinities, which JSON lacks, become null). A member
     of an object that is an iterator (a generator) is written as an array an item at a time,
     so a long list is never held, nor a copy of it: the same text as of the list itself."""
-    from pastcast.reports import clean_json  # imported with the first JSON output: see _app
+    from pastcast.safejson import clean_json  # numpy: not imported by ``pastcast --help``
 
     if not (isinstance(obj, dict) and any(isinstance(v, Iterator) for v in obj.values())):
         json.dump(clean_json(obj), sys.stdout, indent=2, default=str, allow_nan=False)

@@ -6,23 +6,16 @@ from __future__ import annotations
 from datetime import date, datetime
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pastcast.app import (
-    CorpusBuild,
-    CorpusBuildPlan,
-    append_corpus,
-    build_corpus,
-    check_feed_index,
-    follow_feeds,
-    index_feed_round,
-    open_corpus,
-)
+# the workflows that build and append are imported by their commands: a search imports only
+# what opening and searching an index need (two seconds less before the first search)
+from pastcast.app import CorpusBuildPlan, open_corpus
 from pastcast.cli._common import (
     ConfigOpt,
     JsonFlag,
@@ -40,6 +33,9 @@ from pastcast.corpus import DocType, DocumentNotVisible, OpenedCorpus, SearchFil
 from pastcast.cutoff import parse_cutoff, parse_timestamp
 from pastcast.errors import FieldError
 from pastcast.validation import first_error
+
+if TYPE_CHECKING:
+    from pastcast.app import CorpusBuild
 
 _TARGET_HELP = (
     "Index directory, or a PostgreSQL database URL (postgres://... or postgresql://..., "
@@ -153,6 +149,8 @@ def build(
 ) -> None:
     """Build an index from a document source (written atomically, resumed where a build that
     stopped left off), then print a report."""
+    from pastcast.app import build_corpus
+
     plan = options_record(ctx, CorpusBuildPlan, {"schema": "schema_name", "as_json": None})
     with field_errors(BUILD_OPTIONS):
         built = build_corpus(plan, progress=True)
@@ -210,6 +208,8 @@ def append(
 ) -> None:
     """Add a source's documents to an index: only the months they fall in are indexed again; the
     index then equals one built from all the documents (replaced atomically when complete)."""
+    from pastcast.app import append_corpus
+
     with field_errors(BUILD_OPTIONS):
         built = call_with_params(
             ctx,
@@ -351,6 +351,8 @@ def feed(
 ) -> None:
     """Fetch feeds into a dated spool, once or every --interval seconds: each item dated by its
     feed's time only when that is not after pastcast first saw it, else by that first sight."""
+    from pastcast.app import check_feed_index, follow_feeds, index_feed_round
+
     failed = False
     try:
         if index is not None:

@@ -13,7 +13,8 @@ from pastcast.app import Statistics, coverage_bins, memory_costs, recoveries
 from pastcast.app import longitudinal as longitudinal_stats
 from pastcast.cli._common import JsonFlag, call_with_params, fail, field_errors, print_json
 from pastcast.cli._score import BootstrapOpt, ByOpt, FallbackOpt, RunLogsArg, SeedOpt, print_notes
-from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, clean_json
+from pastcast.reports import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
+from pastcast.safejson import clean_json
 from pastcast.scoring.analyses import CoverageKind, power_n, power_rounds
 
 app = typer.Typer(no_args_is_help=True)  # its help: COMMANDS (_app)

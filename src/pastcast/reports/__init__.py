@@ -15,7 +15,7 @@ from pastcast.reports._compare import (
     selection_name,
     selection_of,
 )
-from pastcast.reports._leaderboard import clean_json, leaderboard_rows
+from pastcast.reports._leaderboard import leaderboard_rows
 from pastcast.reports._runs import GROUP_COLUMNS, REPORT_COLUMNS, RUN_COLUMNS, Runs, duration_of
 from pastcast.reports._scorecard import (
     BOOTSTRAP_DRAWS,
@@ -46,7 +46,6 @@ __all__ = [
     "Scorecard",
     "TextTable",
     "calibration_table",
-    "clean_json",
     "compare_selections",
     "comparison_table",
     "cost_table",

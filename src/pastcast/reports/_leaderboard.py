@@ -1,7 +1,6 @@
 """What every table of score summaries shares: the registered metrics a table shows and their
 cells, the order of groups (forecasting agents by the first metric's mean, Brier, best first;
-reference agents, the market price, after them), event titles beside event ids, and NaN as null
-in JSON.
+reference agents, the market price, after them) and event titles beside event ids.
 """
 
 from __future__ import annotations
@@ -11,17 +10,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pastcast.scoring import Cell, GroupSummary, Metric, MetricSummary, metric_list
-
-
-def clean_json(obj: Any) -> Any:
-    """NaN is not JSON: write it as null."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: clean_json(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [clean_json(v) for v in obj]
-    return obj
 
 
 def fmt_metric(m: MetricSummary, digits: int = 3) -> str:

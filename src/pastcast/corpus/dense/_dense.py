@@ -81,8 +81,10 @@ class DenseIndex(IndexLookups):
         source = None if vectors is None else Path(vectors)
         self._vectors = self._load_or_make(source, vectors_ids, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
-        mapped = getattr(self._vectors, "filename", None)  # rescoring reads scattered rows
-        self._rows = self._vectors if mapped is None else load_npy(mapped, scattered=True)
+        # rescoring reads scattered rows: of the vectors' file, through a mapping for that
+        paths = self._cache_paths()
+        stored = paths is not None and paths[0].is_file() and not self._vectors.flags.owndata
+        self._rows = load_npy(paths[0], scattered=True) if stored and paths else self._vectors
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
         if ivf_min is not None:

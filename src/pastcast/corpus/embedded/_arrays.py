@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import mmap
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -513,8 +515,6 @@ def load_arrays(index_dir: Path) -> IndexArrays:
     index_dir = Path(index_dir)
     manifest = read_manifest(index_dir, (FORMAT, FORMAT_VERSION))
     arrays = {name: load_npy(index_dir / f"{name}.npy") for name in _ARRAY_NAMES}
-    # a plain ndarray view of the mapping: slicing an np.memmap costs microseconds each
-    arrays["hit_offsets"] = np.asarray(arrays["hit_offsets"])
     ids = IdColumn(_mapped(index_dir / _ID_STORE), load_npy(index_dir / f"{_ID_OFFSETS}.npy"))
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
@@ -530,6 +530,7 @@ def load_arrays(index_dir: Path) -> IndexArrays:
 
 def _mapped(path: Path) -> bytes | memoryview:
     """A file's bytes, memory-mapped (an empty file cannot be mapped)."""
-    if path.stat().st_size == 0:
-        return b""
-    return memoryview(np.memmap(path, dtype=np.uint8, mode="r"))  # type: ignore[arg-type]
+    with path.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return b""
+        return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))

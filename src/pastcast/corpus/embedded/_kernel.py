@@ -28,7 +28,22 @@ _local = threading.local()
 _MARGIN = 1e-9  # relative slack of every pruning comparison (see the module docstring)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+def _cache_found() -> bool:
+    """Whether numba finds a writable folder for the compiled code: ``__pycache__`` beside this
+    file, else the user's cache folder (or ``NUMBA_CACHE_DIR``). Without one numba refuses to
+    define a cached function, so a read-only install run by a user with no writable home
+    compiles the kernel in each process instead of failing."""
+    try:
+        numba.njit(cache=True)(_cache_found)  # only looks for the folder: nothing is compiled
+    except RuntimeError:
+        return False
+    return True
+
+
+_CACHE = _cache_found()
+
+
+@numba.njit(cache=_CACHE, nogil=True, inline="always")
 def _contribution(
     tf_int: Any,
     dl: Any,
@@ -51,7 +66,7 @@ def _contribution(
     return c
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _lower_bound(post_ord: Any, lo: int, hi: int, d: int) -> int:
     """The first position in ``post_ord[lo:hi]`` (ascending) holding ``d`` or more."""
     while lo < hi:
@@ -63,7 +78,7 @@ def _lower_bound(post_ord: Any, lo: int, hi: int, d: int) -> int:
     return lo
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _hash_at(h: Any, key: Any) -> int:
     """The first position in ``h`` holding ``key`` or more: ``h`` is the term directory's
     hashes, ascending and spread evenly over 64 bits, so interpolation lands a few positions
@@ -86,14 +101,14 @@ def _hash_at(h: Any, key: Any) -> int:
     return int(_lower_bound(h, lo, hi, key))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _find(post_ord: Any, lo: int, hi: int, d: int) -> int:
     """The position of ordinal ``d`` in ``post_ord[lo:hi]`` (ascending), or -1."""
     at = _lower_bound(post_ord, lo, hi, d)
     return at if at < hi and post_ord[at] == d else -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _select(vals: Any, count: int, k: int) -> Any:
     """The k-th largest of ``vals[:count]`` (reordering them in place): no allocation, where
     ``np.partition`` copies up to a block's worth of scores per call."""
@@ -120,7 +135,7 @@ def _select(vals: Any, count: int, k: int) -> Any:
     return vals[target]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _block(
     ords: Any,
     tfs: Any,
@@ -277,13 +292,13 @@ def _address_type(typingctx: Any, address: Any) -> Any:
 _pointer: Any = intrinsic(_address_type)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=_CACHE, nogil=True, inline="always")
 def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
     """Block ``blk``'s array ``col`` (``COLUMNS``), of ``dtype``."""
     return carray(_pointer(table[blk, col, 0]), table[blk, col, 1], dtype)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _postings(
     table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int
 ) -> tuple[Any, Any]:
@@ -334,7 +349,7 @@ def _postings(
     return rows, df
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def _query_kernel(
     table: Any,
     directory: Any,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -61,8 +61,10 @@ from pastcast.corpus.embedded._read_reuse import ReadStamp, SealedRead, reuse, s
 from pastcast.cutoff import as_utc
 from pastcast.npyfiles import NpyReader, NpyWriter, load_npy
 from pastcast.owned import MARKER, check_replaceable, mark
-from pastcast.progress import ProgressReporter
 from pastcast.records import Document
+
+if TYPE_CHECKING:  # rich: imported by a build, not by opening an index to search it
+    from pastcast.progress import ProgressReporter
 
 FORMAT = "pastcast-bm25-monthly"
 FORMAT_VERSION = 3  # 3: the term directory; 2: per-month term tables only
@@ -320,6 +322,8 @@ def _build(
     if memory is None and options.read is not None:
         sealed = reuse(work / "spool", options.read)
     spool = None if memory is not None else _Spool(work / "spool", sealed)
+    from pastcast.progress import ProgressReporter
+
     with ProgressReporter("docs", enabled=options.progress) as bar:
         if sealed is not None:  # what the read stages reported, as they reported it then
             counts = dict(sealed.counts)
@@ -740,6 +744,8 @@ def _append(
     indexed: dict[str, list[str]] = {}  # the index's partitions by month
     for entry in manifest["partitions"]:
         indexed.setdefault(month_of_partition(str(entry["name"])), []).append(str(entry["name"]))
+    from pastcast.progress import ProgressReporter
+
     with ProgressReporter("docs", enabled=options.progress) as bar:
         task = bar.add_task("reading documents", total=None)
         _fill(spool, documents, lambda count: bar.update(task, completed=count))

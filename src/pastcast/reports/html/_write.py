@@ -21,7 +21,6 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pastcast.atomic import write_atomic
 from pastcast.owned import claim_dir
 from pastcast.reports._compare import default_pairs, paired_table
-from pastcast.reports._leaderboard import clean_json
 from pastcast.reports._runs import Runs
 from pastcast.reports._scorecard import Scorecard, scorecard
 from pastcast.reports._tables import (
@@ -34,6 +33,7 @@ from pastcast.reports._tables import (
 )
 from pastcast.reports.figures import RenderedFigure, ReportData, render_figures
 from pastcast.reports.html._sections import ReportSection
+from pastcast.safejson import clean_json
 from pastcast.scoring import Convention, PairedComparison, paired_comparison
 
 if TYPE_CHECKING:
