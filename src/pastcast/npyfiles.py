@@ -29,42 +29,30 @@ _PLAIN = re.compile(  # version 1.0, a 118-byte header: what np.save writes for 
     rb"\x93NUMPY\x01\x00\x76\x00\{'descr': '([<>|][biuf]\d{1,2})', 'fortran_order': (True|False), "
     rb"'shape': \(((?:\d+, ?)*\d*)\), \} *\n"
 )
-_HEADER_READERS = {(1, 0): _FORMAT.read_array_header_1_0, (2, 0): _FORMAT.read_array_header_2_0}
 
 
 def load_npy(
     path: str | Path, *, mmap: bool = True, scattered: bool = False
 ) -> np.ndarray[Any, Any]:
-    """The array in the ``.npy`` file ``path``: mapped read-only, or (``mmap=False``) read into
-    memory. Never unpickles. Mapped with one ``mmap`` call over the parsed header: ``np.load``'s
-    ``np.memmap`` resolves the path and checks the file for each array, ~0.4 ms apiece where an
-    index opens over a thousand. ``scattered``: a mapping read a few rows at a time, whose page
-    faults read only their page (``MADV_RANDOM``) instead of reading ahead around it, a hundred
-    KB and more for each row once the page cache has lost the file."""
+    """The array in the ``.npy`` file ``path``: mapped read-only (one ``mmap`` over the parsed
+    header, where ``np.memmap`` costs ~0.4 ms an array), or (``mmap=False``) read into memory.
+    Never unpickles. ``scattered``: page faults read only their page (``MADV_RANDOM``), not
+    the pages around it, for a mapping read a few rows at a time."""
     if not mmap:
         with _HEADERS:
             return np.load(path, allow_pickle=False)  # type: ignore[no-any-return]
     with open(path, "rb") as fh:
-        head = fh.read(_PLAIN_SIZE)
-        if not head:  # as ``np.load`` says of an empty file
-            raise EOFError(f"{path}: no data left in file")
-        parsed = _plain_header(head)
-        if parsed is None:  # any other header: numpy's parser, under the lock
-            fh.seek(0)
+        parsed = _plain_header(fh.read(_PLAIN_SIZE))
+        if parsed is None:  # any other header (or none): numpy's reader, its parse locked
             with _HEADERS:
-                header = _HEADER_READERS.get(_FORMAT.read_magic(fh))
-                if header is None:  # a layout this reader does not know: numpy's own reader
-                    fh.seek(0)
-                    mapped: np.ndarray[Any, Any] = np.load(fh, mmap_mode="r", allow_pickle=False)
-                    _advise(mapped, scattered)
-                    return mapped
-                parsed = header(fh)
-        shape, fortran, dtype = parsed
-        if dtype.hasobject:
-            raise ValueError(f"{path}: an array of Python objects (never unpickled)")
+                mapped: np.ndarray[Any, Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+            _advise(mapped, scattered)
+            return mapped
+        shape, fortran, dtype = parsed  # numbers only: nothing to unpickle
         pages = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
-        at = fh.tell()  # the data's start: after the header either parser read
-    array = np.ndarray(shape, dtype=dtype, buffer=pages, offset=at, order="F" if fortran else "C")
+    array = np.ndarray(
+        shape, dtype=dtype, buffer=pages, offset=_PLAIN_SIZE, order="F" if fortran else "C"
+    )
     _advise(array, scattered)
     return array
 
@@ -110,9 +98,8 @@ def drop_pages(array: np.ndarray[Any, Any]) -> None:
 
 
 def prefetch_rows(array: np.ndarray[Any, Any], rows: Iterable[int]) -> None:
-    """Ask for the pages of these ``rows`` of ``array``, a whole ``.npy`` file mapped by
-    ``load_npy``, all at once: the reads of pages the page cache has lost then overlap, where
-    each page fault would wait for its own (half to a third of the time for 14 rows)."""
+    """Ask for the pages of these ``rows`` of ``array`` (mapped by ``load_npy``) at once: reads
+    of pages the page cache has lost overlap, where each page fault waits for its own."""
     mapping = _mapping(array)
     if mapping is None or not hasattr(_mmap, "MADV_WILLNEED") or not array.size:
         return

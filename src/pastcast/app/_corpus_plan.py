@@ -1,6 +1,5 @@
-"""The record of a corpus build (``build_corpus``), apart from the other workflows' plans: the
-``corpus`` commands need it to declare their options, and a search should not import what the
-other plans need (curation, the runner: a second at start-up)."""
+"""The record of a corpus build, apart from the other workflows' plans: the ``corpus`` commands
+declare their options with it, and a search need not import curation or the runner."""
 
 from __future__ import annotations
 

@@ -78,11 +78,6 @@ class Replay:
     def grading(self, step: StepSpec) -> Grading:
         return grade_step(self.dataset, step)
 
-    def with_dataset(self, dataset: Dataset) -> Replay:
-        """The same corpus over ``dataset`` (rescheduled, or with fewer steps); close only one
-        of the two."""
-        return Replay(dataset, self.backend, self.corpus_ref)
-
     def close(self) -> None:
         if self.backend is not None:
             self.backend.close()

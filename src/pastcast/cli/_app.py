@@ -352,9 +352,7 @@ def _show_warning(
 
 
 def main() -> None:
-    # the interpreter's collections at exit walk every object still alive: after a search,
-    # numba's compiler holds ~110,000, a second or more of a command's wall time at a load of
-    # 11. Frozen by the last exit handler, they are not walked: nothing of pastcast's waits
-    # on them (files are closed by their context managers, temporary folders by theirs).
+    # frozen at exit, the ~110,000 objects of numba's compiler are not walked by the last
+    # collections (a second of a search's wall time); nothing of pastcast's waits on them
     atexit.register(gc.freeze)
     app()

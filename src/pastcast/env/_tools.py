@@ -100,7 +100,6 @@ class Toolbox:
         self._shown: set[str] = set()
         self.calls: list[ToolCall] = []
         self._threads: ThreadedBackend | None = None
-        # a protocol's isinstance costs tens of microseconds, every step: none for no corpus
         if backend is not None and isinstance(backend, ThreadedBackend) and backend.has_threads():
             self._threads = backend
 

@@ -330,9 +330,8 @@ def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
 
 
 def rows_table(rows: Sequence[dict[str, Any]], schema: pa.Schema | None = None) -> pa.Table:
-    """The companion's rows (of ``schema``'s columns, else all) as one Arrow table. Arrow's
-    reader of JSON lines makes it: its conversion of Python objects imports pandas (half a
-    second, during a run), and the reader is as fast and gives the same table."""
+    """The companion's rows (of ``schema``'s columns, else all) as one Arrow table, by Arrow's
+    JSON reader: its conversion of Python objects imports pandas (half a second of a run)."""
     import pyarrow as pa
     import pyarrow.json as pj
     from pydantic_core import to_json

@@ -26,7 +26,6 @@ from pastcast.npyfiles import drop_pages, load_npy
 _LISTS, _PER_LIST, _MIN_PER_LIST = 2.0, 64, 39  # lists: _LISTS * sqrt(training rows)
 _FORMAT = 3  # bumped when what the stored files mean changes
 _PARALLEL_ROWS = 200_000  # below this, one OpenMP thread: a team costs more than it saves
-_SAMPLE_READ = 8_192  # sample rows read between page drops: the file is never mapped whole
 
 
 class ApproximateIndex:
@@ -120,12 +119,8 @@ def _train(vectors: F32, until: int) -> npt.NDArray[np.uint8]:
 
     count = max(1, min(int(_LISTS * until**0.5), until // _MIN_PER_LIST))
     picked = np.random.default_rng(until).choice(until, min(until, _PER_LIST * count), False)
-    picked.sort()
-    d = int(vectors.shape[1])
-    sample = np.empty((len(picked), d), dtype=np.float32)
-    for at in range(0, len(picked), _SAMPLE_READ):  # a stretch of the mapped pages at a time
-        sample[at : at + _SAMPLE_READ] = vectors[picked[at : at + _SAMPLE_READ]]
-        drop_pages(vectors)
+    sample = np.ascontiguousarray(vectors[np.sort(picked)], dtype=np.float32)
+    d = sample.shape[1]
     if count == 1:
         centroids = np.ascontiguousarray(sample.mean(axis=0, keepdims=True), dtype=np.float32)
     else:

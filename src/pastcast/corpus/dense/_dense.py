@@ -482,9 +482,7 @@ class DenseIndex(IndexLookups):
                 self._pool = None
 
 
-# candidates of an approximate search beyond k, ranked by exact scores: each is a row read in
-# full, a page fault where millions of rows outgrow the page cache (docs/corpus.md)
-_RERANKED = 4
+_RERANKED = 4  # candidates beyond k re-scored exactly: each a row read, maybe a page fault
 _FILTER_CHUNK = 65_536  # rows scored at once by a filtered search (float64: 200 MB at 384-d)
 _EXACT_SLICE = 131_072  # rows per exact piece, so that two threads can share a long slice
 _PARALLEL_ROWS = 100_000  # below this, one thread: waking a pool costs more than it saves

@@ -446,21 +446,13 @@ class EmbeddedIndex:
             if filters is not None:
                 out.append(self._stored_hit(p, local, score, terms, cutoff, filters))
                 continue
-            # stored columns of a visible ordinal: str, str, str and an aware UTC instant, sliced
-            # here (a call per column was a third of a hit)
-            id_store, id_at, hit_at, store = columns[p]
-            at = 2 * local
-            lo, mid, hi = hit_at[at], hit_at[at + 1], hit_at[at + 2]
-            text = str(store[mid:hi], "utf-8")
-            out.append(
-                known_valid_hit(
-                    str(id_store[id_at[local] : id_at[local + 1]], "utf-8"),
-                    from_micros(stamps[ordinal]),
-                    str(store[lo:mid], "utf-8"),
-                    score,
-                    text_snippet(text, terms),
-                )
-            )
+            # stored columns of a visible ordinal, sliced here (a call per column was a third
+            # of a hit): str, str, str and an aware UTC instant
+            id_store, id_at, _, _ = columns[p]
+            doc_id = str(id_store[id_at[local] : id_at[local + 1]], "utf-8")
+            title, text = _title_text(columns[p], local)
+            stamp, snippet = from_micros(stamps[ordinal]), text_snippet(text, terms)
+            out.append(known_valid_hit(doc_id, stamp, title, score, snippet))
         return out
 
     def _stored_hit(
@@ -513,8 +505,7 @@ class EmbeddedIndex:
 
 
 def _hit_columns(part: IndexArrays) -> tuple[Any, Any, Any, Any]:
-    """A partition's columns a hit is read from: its ids' UTF-8 and their offsets, its titles'
-    and texts' offsets and their UTF-8 (the offsets as memoryviews: Python ints per index)."""
+    """A partition's ids and their offsets, its titles' and texts' offsets and their UTF-8."""
     ids = IdColumn.of(part.ids)
     return ids.store, ids.view, part.hit_offsets.data, part.hit_store
 

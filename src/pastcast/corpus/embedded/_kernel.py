@@ -29,10 +29,8 @@ _MARGIN = 1e-9  # relative slack of every pruning comparison (see the module doc
 
 
 def _cache_found() -> bool:
-    """Whether numba finds a writable folder for the compiled code: ``__pycache__`` beside this
-    file, else the user's cache folder (or ``NUMBA_CACHE_DIR``). Without one numba refuses to
-    define a cached function, so a read-only install run by a user with no writable home
-    compiles the kernel in each process instead of failing."""
+    """Whether numba finds a writable cache folder: without one it refuses cached functions, so a
+    read-only install run by a user with no writable home compiles in each process instead."""
     try:
         numba.njit(cache=True)(_cache_found)  # only looks for the folder: nothing is compiled
     except RuntimeError:
