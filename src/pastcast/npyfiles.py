@@ -45,22 +45,16 @@ def load_npy(
         parsed = _plain_header(fh.read(_PLAIN_SIZE))
         if parsed is None:  # any other header (or none): numpy's reader, its parse locked
             with _HEADERS:
-                mapped: np.ndarray[Any, Any] = np.load(path, mmap_mode="r", allow_pickle=False)
-            _advise(mapped, scattered)
-            return mapped
-        shape, fortran, dtype = parsed  # numbers only: nothing to unpickle
-        pages = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
-    array = np.ndarray(
-        shape, dtype=dtype, buffer=pages, offset=_PLAIN_SIZE, order="F" if fortran else "C"
-    )
-    _advise(array, scattered)
-    return array
-
-
-def _advise(array: np.ndarray[Any, Any], scattered: bool) -> None:
+                array: np.ndarray[Any, Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+        else:  # numbers only: nothing to unpickle
+            shape, fortran, dtype = parsed
+            pages = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
+            # shape, dtype, buffer, offset, strides, order
+            array = np.ndarray(shape, dtype, pages, _PLAIN_SIZE, None, "F" if fortran else "C")
     mapping = _mapping(array)
     if scattered and mapping is not None and hasattr(_mmap, "MADV_RANDOM"):
         mapping.madvise(_mmap.MADV_RANDOM)
+    return array
 
 
 def _mapping(array: np.ndarray[Any, Any]) -> _mmap.mmap | None:

@@ -139,8 +139,7 @@ def _client(address: str) -> tuple[Any, bool]:
         worker = None
     if worker is not None and worker.scheduler.address == address:
         return distributed.get_client(), False
-    # a malformed address is refused before a client exists: a client that fails to start
-    # closes itself when collected, stalling whichever thread collects it for a minute
+    # refused before a client exists: one that fails to start stalls its collector a minute
     scheme, location = distributed.comm.parse_address(address)
     if scheme in ("tcp", "tls"):
         distributed.comm.parse_host_port(location)
