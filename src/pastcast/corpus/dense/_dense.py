@@ -81,10 +81,10 @@ class DenseIndex(IndexLookups):
         source = None if vectors is None else Path(vectors)
         self._vectors = self._load_or_make(source, vectors_ids, progress)
         self.dim = int(self._vectors.shape[1]) if len(self._vectors) else None
-        # rescoring reads scattered rows: of the vectors' file, through a mapping for that
+        # rescoring reads scattered rows: of the vectors' file (where the vectors are kept
+        # beside the index, they are read from it), through a mapping made for that
         paths = self._cache_paths()
-        stored = paths is not None and paths[0].is_file() and not self._vectors.flags.owndata
-        self._rows = load_npy(paths[0], scattered=True) if stored and paths else self._vectors
+        self._rows = self._vectors if paths is None else load_npy(paths[0], scattered=True)
         self._bounds = index.partition_bounds
         self._approximate: ApproximateIndex | None = None
         if ivf_min is not None:
@@ -439,8 +439,7 @@ class DenseIndex(IndexLookups):
         picked = ords[order]
         if not scan:
             prefetch_rows(self._rows, picked.tolist())
-        # indexed as a plain array: a memmap's own indexing costs more than reading a few rows
-        rows = np.asarray(np.asarray(self._vectors if scan else self._rows)[picked], np.float64)
+        rows = np.asarray((self._vectors if scan else self._rows)[picked], np.float64)
         out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position
         out[order] = (rows * q64).sum(axis=1)
