@@ -12,8 +12,9 @@ Python API (``EmbeddedIndex.open`` with its imports, then the first search), the
 of the same documents (each process's wall and CPU seconds), their ratios and the load, and the
 API's steps apart (imports, open, numba's import, numba's compiler set-up, the search); with
 ``--compare-src DIR`` pastcast's two
-also from that checkout's ``src`` (``_earlier``), in turn with the others. ``--cold-only``
-stops there.
+also from that checkout's ``src`` (``_earlier``), in turn with the others; with ``--uncached``
+every file of both indexes is dropped from the page cache before each process (the first
+search after a reboot, or after other work evicted the index). ``--cold-only`` stops there.
 
 tantivy indexes the same JSON lines (the same tokenizer and stopwords as in
 ``retrieval_peers.py``) into a temporary folder beside ``--index``, deleted afterwards (or into
@@ -120,10 +121,24 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def _process(*args: str, timed: bool = True, src: Path | None = None) -> list[float]:
+def uncache(*folders: Path) -> None:
+    """Every file under ``folders`` out of the page cache (written back first)."""
+    for path in (p for folder in folders for p in folder.rglob("*") if p.is_file()):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def _process(
+    *args: str, timed: bool = True, src: Path | None = None, drop: tuple[Path, ...] = ()
+) -> list[float]:
     """A fresh process's open and first-search seconds (``timed``: as it printed them) and
     their sum, its wall time and its CPU seconds (user and system: what the load does not
-    stretch); pastcast imported from ``src`` if given."""
+    stretch); pastcast imported from ``src`` if given; ``drop``'s files uncached first."""
+    uncache(*drop)
     env = os.environ | ({"PYTHONPATH": str(src)} if src else {})
     t, cpu = time.perf_counter(), children_cpu()
     out = subprocess.run(
@@ -137,7 +152,12 @@ def _process(*args: str, timed: bool = True, src: Path | None = None) -> list[fl
 
 
 def cold(
-    index: Path, peer: Path | None, qs: list[str], cutoff: datetime, earlier: Path | None
+    index: Path,
+    peer: Path | None,
+    qs: list[str],
+    cutoff: datetime,
+    earlier: Path | None,
+    uncached: bool = False,
 ) -> dict[str, object]:
     """The first search after opening, in fresh processes, one query each, in turn: pastcast's
     Python API (open with its imports, then the first search), ``pastcast corpus search`` (the
@@ -148,20 +168,21 @@ def cold(
     late, stamp = cutoff.isoformat(), str(to_micros(cutoff))
     cli = "import sys; from pastcast.cli import main; sys.exit(main())"
     pastcasts = {"": None} | ({"_earlier": earlier} if earlier else {})
+    drop = (index, *((peer,) if peer else ())) if uncached else ()
     runs: dict[str, list[list[float]]] = {"tantivy": [], "api_phases": []}
     for tag, src in pastcasts.items():
         _process(_COLD, str(index), qs[0], late, src=src)
         runs |= {f"api{tag}": [], f"cli{tag}": []}
-    out: dict[str, Any] = {"load_before": uptime()}
+    out: dict[str, Any] = {"load_before": uptime(), "uncached": uncached}
     for q in qs:
         for tag, src in pastcasts.items():
-            runs[f"api{tag}"].append(_process(_COLD, str(index), q, late, src=src))
+            runs[f"api{tag}"].append(_process(_COLD, str(index), q, late, src=src, drop=drop))
             search = ("corpus", "search", str(index), q, "--as-of", late, "--json")
-            runs[f"cli{tag}"].append(_process(cli, *search, timed=False, src=src))
+            runs[f"cli{tag}"].append(_process(cli, *search, timed=False, src=src, drop=drop))
         if peer is not None:
             terms = " ".join(EmbeddedIndex.query_terms(q))
-            runs["tantivy"].append(_process(_COLD_TANTIVY, str(peer), terms, stamp))
-        runs["api_phases"].append(_process(_PHASES, str(index), q, late))
+            runs["tantivy"].append(_process(_COLD_TANTIVY, str(peer), terms, stamp, drop=drop))
+        runs["api_phases"].append(_process(_PHASES, str(index), q, late, drop=drop))
     names = ("open_s", "first_search_s", "open_and_first_search_s", "process_s", "process_cpu_s")
     phases = ("import_s", "open_s", "numba_import_s", "numba_setup_s", "search_s")
     for name, got in ((n, g) for n, g in runs.items() if g):
@@ -293,6 +314,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per query (best kept)")
     ap.add_argument("--cold", type=int, default=5, help="fresh processes of each, first search")
     ap.add_argument("--cold-only", action="store_true", help="no latency at the cutoffs")
+    ap.add_argument("--uncached", action="store_true", help="--cold: indexes out of the page cache")
     ap.add_argument("--compare-src", type=Path, help="--cold: also another checkout's src")
     ap.add_argument(
         "--peer",
@@ -317,7 +339,7 @@ def main() -> int:
             peer = Tantivy(() if (ix / "meta.json").is_file() else documents(args.source), ix)
             result["tantivy_build_s"] = time.perf_counter() - t
         result["cold"] = cold(
-            args.index, ix if peer else None, qs[: args.cold], late, args.compare_src
+            args.index, ix if peer else None, qs[: args.cold], late, args.compare_src, args.uncached
         )
         print(json.dumps({"cold": result["cold"]}), flush=True)
         index = EmbeddedIndex.open(args.index)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ from pastcast.corpus._text import (
     tokenize_utf8,
 )
 from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded._arrays import load_arrays
 from pastcast.corpus.embedded._kernel import _hash_at
 from pastcast.corpus.embedded._maps import DocMaps
 from pastcast.records import Document
@@ -297,3 +299,38 @@ def test_the_stored_term_directory_scores_as_an_index_of_the_past_alone(tmp_path
             want = alone.naive_score(alone.query_terms(q), len(alone), 10) if alone else ([], [])
             ids = [alone.read_ordinal(int(o)).id for o in want[0]] if alone else []
             assert [(h.id, h.score) for h in hits] == list(zip(ids, want[1], strict=True)), q
+
+
+def _read_ahead_off(folder: Path) -> dict[str, set[bool]]:
+    """Per file name under ``folder`` mapped by this process: whether each of its mappings
+    reads only the faulting page (``rr``, ``MADV_RANDOM``, in ``/proc/self/smaps``)."""
+    found: dict[str, set[bool]] = {}
+    name = None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if len(head) >= 6 and "-" in head[0] and head[5].startswith(str(folder)):
+            name = Path(head[5]).name
+        elif line.startswith("VmFlags:") and name is not None:
+            found.setdefault(name, set()).add("rr" in head[1:])
+            name = None
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="needs Linux's smaps")
+def test_a_search_reads_the_pages_it_needs_not_the_read_ahead_around_them(tmp_path: Path) -> None:
+    # a device's read-ahead (8 MB on some) made a first search read whole files: 1.6 GB at 5M
+    EmbeddedIndex.build(make_docs(300, seed=3, span_days=70), tmp_path / "index")
+    index = EmbeddedIndex.open(tmp_path / "index")
+    assert index.search(WORDS[0], as_of=datetime(2100, 1, 1, tzinfo=UTC), k=5)
+    searched = _read_ahead_off(tmp_path / "index")
+    for name in ("post_ord.npy", "post_tf.npy", "term_hash.npy", "terms.bin", "hits.bin"):
+        assert searched[name] == {True}, name
+    for name in ("docs.jsonl", "id_rank.npy", "directory_hash.npy", "directory_slot.npy"):
+        assert searched[name] == {True}, name
+    assert searched["timestamps.npy"] == {False}  # read whole at open: read ahead
+    copy = tmp_path / "copy"  # a build's reader goes through every page: read ahead
+    shutil.copytree(next((tmp_path / "index" / "parts").iterdir()), copy)
+    held = load_arrays(copy)
+    assert {n: v for n, v in _read_ahead_off(copy).items() if n.endswith(".npy")}
+    assert set().union(*_read_ahead_off(copy).values()) == {False}
+    del held

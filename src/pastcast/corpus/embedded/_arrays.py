@@ -49,7 +49,7 @@ _ARRAY_NAMES = (
     "term_min_len",
     "term_peak",
 )
-_ID_OFFSETS, _ID_STORE = "id_offsets", "ids.bin"
+_ID_OFFSETS, _ID_STORE = "id_offsets.npy", "ids.bin"
 _TERM_TABLE, _TERM_TEXT = ("term_hash", "term_id", "term_text_offsets"), "terms.bin"
 
 I64 = npt.NDArray[np.int64]
@@ -141,11 +141,12 @@ class TermTable(Mapping[str, int]):
         return cls((hashes[order], order.astype(np.int64), offsets, text))
 
     @classmethod
-    def mapped(cls, folder: Path) -> TermTable:
+    def mapped(cls, folder: Path, scattered: bool = False) -> TermTable:
         """The table ``save`` wrote into ``folder``, memory-mapped now (no page read): an append
         replacing the index after this was opened leaves these mappings' files."""
-        hashes, ids, offsets = (load_npy(folder / f"{n}.npy") for n in _TERM_TABLE)
-        return cls((hashes, ids, offsets, np.frombuffer(_mapped(folder / _TERM_TEXT), np.uint8)))
+        hashes, ids, offsets = (_mapped(folder / f"{n}.npy", scattered) for n in _TERM_TABLE)
+        text = np.frombuffer(_mapped(folder / _TERM_TEXT, scattered), np.uint8)
+        return cls((hashes, ids, offsets, text))
 
     def arrays(self) -> tuple[Any, I64, I64, Any]:
         """(hashes, ids, offsets, text): see the class docstring."""
@@ -224,7 +225,7 @@ class TermDirectory:
 
     @classmethod
     def mapped(cls, folder: Path) -> TermDirectory:
-        return cls(*(load_npy(folder / name) for name in DIRECTORY_FILES))
+        return cls(*(load_npy(folder / name, scattered=True) for name in DIRECTORY_FILES))
 
     def save(self, folder: Path) -> None:
         arrays = (self.keys, self.starts, self.block, self.slot)
@@ -484,7 +485,7 @@ def save_arrays(
         (tmp / "hits.bin").write_bytes(bytes(arrays.hit_store))
         arrays.vocab.save(tmp)
         ids = IdColumn.of(arrays.ids)
-        np.save(tmp / f"{_ID_OFFSETS}.npy", ids.offsets)
+        np.save(tmp / _ID_OFFSETS, ids.offsets)
         (tmp / _ID_STORE).write_bytes(bytes(ids.store))
         if extra is not None:
             extra(tmp)
@@ -510,27 +511,35 @@ def read_manifest(folder: Path, expected: tuple[str, int]) -> dict[str, Any]:
     return manifest
 
 
-def load_arrays(index_dir: Path) -> IndexArrays:
-    """Open an index written by ``save_arrays``; arrays and the text store are memory-mapped."""
-    index_dir = Path(index_dir)
+def load_arrays(index_dir: Path, scattered: bool = False) -> IndexArrays:
+    """Open an index written by ``save_arrays``; arrays and the text store are memory-mapped,
+    ``scattered`` for a search, which reads a few pages of each (the timestamps, read whole at
+    open, excepted): a device's read-ahead (8 MB on some) would read whole files."""
+    index_dir, few = Path(index_dir), scattered
     manifest = read_manifest(index_dir, (FORMAT, FORMAT_VERSION))
-    arrays = {name: load_npy(index_dir / f"{name}.npy") for name in _ARRAY_NAMES}
-    ids = IdColumn(_mapped(index_dir / _ID_STORE), load_npy(index_dir / f"{_ID_OFFSETS}.npy"))
+    arrays = {n: _mapped(index_dir / f"{n}.npy", few and n != "timestamps") for n in _ARRAY_NAMES}
+    ids = IdColumn(_mapped(index_dir / _ID_STORE, few), _mapped(index_dir / _ID_OFFSETS, few))
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
     return IndexArrays(
-        vocab=TermTable.mapped(index_dir),
+        vocab=TermTable.mapped(index_dir, few),
         ids=ids,
-        store=_mapped(index_dir / "docs.jsonl"),
+        store=_mapped(index_dir / "docs.jsonl", few),
         manifest=manifest,
-        hit_store=_mapped(index_dir / "hits.bin"),
+        hit_store=_mapped(index_dir / "hits.bin", few),
         **arrays,
     )
 
 
-def _mapped(path: Path) -> bytes | memoryview:
-    """A file's bytes, memory-mapped (an empty file cannot be mapped)."""
+def _mapped(path: Path, scattered: bool = False) -> Any:
+    """A ``.npy`` file's array, or another file's bytes, memory-mapped (an empty file cannot be
+    mapped); ``scattered``: ``load_npy``'s."""
+    if path.suffix == ".npy":
+        return load_npy(path, scattered=scattered)
     with path.open("rb") as fh:
         if os.fstat(fh.fileno()).st_size == 0:
             return b""
-        return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+        pages = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    if scattered and hasattr(mmap, "MADV_RANDOM"):
+        pages.madvise(mmap.MADV_RANDOM)
+    return memoryview(pages)

@@ -563,7 +563,7 @@ def open_months(index_dir: Path | str, months: list[str]) -> EmbeddedIndex:
     for name in months:
         if name not in known:
             raise ValueError(f"{index_dir}: no month partition {name!r}")
-        arrays = load_arrays(Path(index_dir) / "parts" / name)
+        arrays = load_arrays(Path(index_dir) / "parts" / name, scattered=True)
         if arrays.manifest["content_sha256"] != known[name].content_sha256:
             raise ValueError(f"{index_dir}: partition {name} does not match the manifest")
         parts.append(arrays)

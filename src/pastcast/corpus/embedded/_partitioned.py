@@ -71,6 +71,7 @@ FORMAT_VERSION = 3  # 3: the term directory; 2: per-month term tables only
 _MAX_OPEN_SPOOLS = 128
 _ID_CHUNK = 1 << 16  # ids merged and written in chunks: numpy per chunk, not per id
 _MERGE_ROWS = 1 << 20  # ids read ahead over all partitions at once during the merge
+_RANK_FILES = ("id_rank.npy", "id_order.npy")  # global: ranks by ordinal, ordinals by id
 I64 = np.ndarray[Any, np.dtype[np.int64]]
 
 
@@ -307,7 +308,7 @@ def _build(
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = _work_dir(out_dir)
     (work / "parts").mkdir(parents=True, exist_ok=True)
-    for leftover in ("id_rank.npy", "id_order.npy", "manifest.json", *DIRECTORY_FILES):
+    for leftover in (*_RANK_FILES, "manifest.json", *DIRECTORY_FILES):
         (work / leftover).unlink(missing_ok=True)
     shutil.rmtree(work / "threads", ignore_errors=True)
     memory: _Months | None = None
@@ -579,11 +580,11 @@ def load_index(
     directory (mapped, as the merge wrote it)."""
     index_dir = Path(index_dir)
     manifest = index_manifest(index_dir)
-    parts = [load_arrays(index_dir / "parts" / p["name"]) for p in manifest["partitions"]]
+    parts = [load_arrays(index_dir / "parts" / p["name"], True) for p in manifest["partitions"]]
     for p, entry in zip(parts, manifest["partitions"], strict=True):
         if p.manifest["content_sha256"] != entry["content_sha256"]:
             raise ValueError(f"{index_dir}: partition {entry['name']} does not match the manifest")
-    id_rank, id_order = (load_npy(index_dir / f"{n}.npy") for n in ("id_rank", "id_order"))
+    id_rank, id_order = (load_npy(index_dir / n, scattered=True) for n in _RANK_FILES)
     return parts, id_rank, manifest, id_order, TermDirectory.mapped(index_dir)
 
 
@@ -594,8 +595,7 @@ DUPLICATES: tuple[Duplicates, ...] = ("refuse", "skip")
 SKIPPED_DUPLICATE = "duplicate id (skipped)"
 # What an index directory holds besides its side files (``dating.json``, ``timestamp_rules.tsv``)
 _GLOBALS = frozenset(
-    {"manifest.json", "id_rank.npy", "id_order.npy", "parts", "threads", "build_report.json"}
-    | set(DIRECTORY_FILES)
+    {"manifest.json", *_RANK_FILES, "parts", "threads", "build_report.json"} | set(DIRECTORY_FILES)
 )
 _SIDE_FILES = frozenset({"dating.json", "timestamp_rules.tsv"})
 
