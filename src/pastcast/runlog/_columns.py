@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from pydantic_core import from_json
 
 from pastcast import safejson
 from pastcast.errors import FieldError
@@ -48,6 +47,7 @@ from pastcast.runlog._companion import (
     write_stamp,
 )
 from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
+from pastcast.runlog._scan import scan_row
 from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord, forecast_json
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
@@ -251,59 +251,46 @@ def _lock_shared(log: Path) -> int | None:
     return fd
 
 
-_CALLS = ("messages", "model_calls", "tool_calls", "notebook_in", "notebook_out")
-"""The bulk of an episode (its texts and calls): a row reads only the calls' names and models."""
-
-
-def _row(line: bytes, pos: int, length: int) -> dict[str, Any] | None:
-    """The row of a step line of the current schema, read without validating its episode's bulk
-    (``_CALLS``), which no column holds: every other field is validated as the record's (its
-    defaults, its probabilities' scale, the market before the cutoff) and the calls are read
-    as the row reads them. None for a line this cannot vouch for (read it as a full record)."""
-    try:
-        obj = from_json(line)
-        episode = obj["episode"]
-        head = {k: v for k, v in episode.items() if k not in _CALLS}
-        source = StepRecord.model_validate({**obj, "episode": head}).model_dump(
-            mode="json", exclude={"episode": set(_CALLS)}
-        )
-        calls, models = episode["tool_calls"], episode["model_calls"]
-        if not all(isinstance(c["name"], str) for c in calls) or not all(
-            isinstance(c["model"], str) for c in models
-        ):
-            return None
-        source["episode"] |= {"tool_calls": calls, "model_calls": models}
-        return step_row(source, pos, length)
-    except (ValueError, KeyError, TypeError, AttributeError):  # ValidationError: a ValueError
-        return None
+def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
+    """The lines of ``data[:stop]`` with their ends, as ``splitlines`` cuts them; not copied
+    where none ends in a carriage return (a copy of a block costs a third of its rows' CPU)."""
+    if data.find(b"\r", 0, stop) >= 0:
+        yield from data[:stop].splitlines(keepends=True)
+        return
+    view, start = memoryview(data), 0
+    while start < stop:
+        end = data.find(b"\n", start, stop) + 1 or stop
+        yield view[start:end]
+        start = end
 
 
 def _records(
     data: bytes,
+    stop: int,
     pos: int,
     lineno: int,
     log: Path,
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
 ) -> tuple[list[dict[str, Any]], bool]:
-    """The rows of the step lines in ``data`` (at byte ``pos``, after line ``lineno``): (rows,
-    whether the last line, without its newline, was cut mid-write). A line of the current
-    schema is read by ``_row``; any other, and one ``_row`` cannot vouch for, is parsed and
+    """The rows of the step lines in ``data[:stop]`` (at byte ``pos``, after line ``lineno``):
+    (rows, whether the last line, without its newline, was cut mid-write). A line of the current
+    schema is read by ``scan_row``; any other, and one it cannot vouch for, is parsed and
     validated as a full record, and raises ``FieldError`` naming its line if it is not one."""
     rows: list[dict[str, Any]] = []
-    for line in data.splitlines(keepends=True):
+    for line in _lines(data, stop):
         lineno += 1
-        ended = line.endswith(b"\n")
-        length = len(line) - (1 if ended else 0)
-        if line.strip():
-            row = _row(line, pos, length) if convert is None else None
-            if row is None:
-                if not ended:  # the file's last line (only it lacks a newline): cut mid-write?
-                    try:
-                        safejson.loads(line)
-                    except json.JSONDecodeError:
-                        return rows, True
-                record = _parse(line, log, str(lineno), convert)
-                row = step_row(record.model_dump(mode="json"), pos, length)
+        ended = line[-1] == ord("\n")
+        length = len(line) - ended
+        row = scan_row(line, pos, length) if convert is None else None
+        if row is None and (text := bytes(line)).strip():
+            if not ended:  # the file's last line (only it lacks a newline): cut mid-write?
+                try:
+                    safejson.loads(text)
+                except json.JSONDecodeError:
+                    return rows, True
+            record = _parse(text, log, str(lineno), convert)
+            row = step_row(record.model_dump(mode="json"), pos, length)
+        if row is not None:
             rows.append(row)
         pos += len(line)
     return rows, False
@@ -332,18 +319,16 @@ def _tail(
             while not end and pos + len(data) < size:  # a line longer than a block
                 data += fh.readline(size - pos - len(data))
                 end = data.rfind(b"\n") + 1
-            whole, rest = data[:end], data[end:]
-            if whole:
-                table = rows_table(_records(whole, pos, lineno, log, convert)[0])
-                lines = whole.count(b"\n")
-                segment = Segment(
-                    pos, pos + end, table.num_rows, lines, hashlib.sha256(whole).hexdigest()
-                )
-                yield table, segment, False
+            if end:  # whole lines (memory bounded by the block: none copied)
+                table = rows_table(_records(data, end, pos, lineno, log, convert)[0])
+                lines = data.count(b"\n", 0, end)
+                digest = hashlib.sha256(memoryview(data)[:end]).hexdigest()
+                yield table, Segment(pos, pos + end, table.num_rows, lines, digest), False
                 lineno += lines
                 pos += end
+            rest = data[end:]
             if rest and pos + len(rest) >= size:  # the last line, without its newline
-                rows, cut = _records(rest, pos, lineno, log, convert)
+                rows, cut = _records(rest, len(rest), pos, lineno, log, convert)
                 yield rows_table(rows), None, cut
                 return
             fh.seek(pos)
