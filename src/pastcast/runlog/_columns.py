@@ -61,6 +61,9 @@ it takes: the block and its rows)."""
 
 _CHUNK = 8 << 20
 
+_Convert = Callable[[dict[str, Any]], dict[str, Any]] | None
+"""What makes a step line of an older schema the current record's JSON (None: none needed)."""
+
 
 @dataclass(frozen=True)
 class StepColumns:
@@ -79,7 +82,7 @@ class StepColumns:
     """The companion's part files checked and covering the first rows (scan them lazily)."""
     tail_rows: int = 0
     """The last rows, read from the JSONL: not (yet) in a part (``table``'s last rows)."""
-    _convert: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
+    _convert: _Convert = field(default=None, repr=False)
     _held: tuple[StepRecord, ...] | None = field(default=None, repr=False)
     """The records of a log held in memory (``held``): a row's offset is its record's index."""
 
@@ -156,12 +159,7 @@ class StepColumns:
         return self.records((offsets[i], lengths[i]) for i in picked)
 
 
-def _parse(
-    line: bytes,
-    path: Path,
-    where: str,
-    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
-) -> StepRecord:
+def _parse(line: bytes, path: Path, where: str, convert: _Convert) -> StepRecord:
     try:
         obj = safejson.loads(line)
     except json.JSONDecodeError as exc:
@@ -174,7 +172,7 @@ def _parse(
         raise FieldError("", first_problem(exc, f"{path}:{where}")) from None
 
 
-def _converter(header: RunHeader) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+def _converter(header: RunHeader) -> _Convert:
     return v2_step if header.schema_version == V2 else None
 
 
@@ -210,15 +208,13 @@ def _chain(
         info = part_info(path)
         if isinstance(info, str):
             bad.append(info)
+        elif info.header_sha256 != header_sha256:
+            bad.append(f"{path.name} was written for another run header (a foreign companion)")
         elif not isinstance(recorded, dict) or recorded.get(path.name) != file_stamp(path):
             bad.append(
                 f"{path.name} is not the file the companion recorded writing (edited, replaced "
                 "or copied since, or a crash came before it was recorded)"
-                if info.header_sha256 == header_sha256
-                else f"{path.name} was written for another run header (a foreign companion)"
             )
-        elif info.header_sha256 != header_sha256:
-            bad.append(f"{path.name} was written for another run header (a foreign companion)")
         elif info.start < expected and info.end <= expected:
             superseded.append(path)  # merged into the part before (a crash before its removal)
         elif info.start != expected:
@@ -265,12 +261,7 @@ def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
 
 
 def _records(
-    data: bytes,
-    stop: int,
-    pos: int,
-    lineno: int,
-    log: Path,
-    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert
 ) -> tuple[list[dict[str, Any]], bool]:
     """The rows of the step lines in ``data[:stop]`` (at byte ``pos``, after line ``lineno``):
     (rows, whether the last line, without its newline, was cut mid-write). A line of the current
@@ -297,11 +288,7 @@ def _records(
 
 
 def _tail(
-    log: Path,
-    start: int,
-    size: int,
-    first_line: int,
-    convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    log: Path, start: int, size: int, first_line: int, convert: _Convert
 ) -> Iterator[tuple[pa.Table, Segment | None, bool]]:
     """The rows of the step file from byte ``start`` to ``size``, a block of whole lines at a
     time: (rows, the segment of them that ends at a newline, whether the last line was cut
@@ -376,21 +363,14 @@ def _sync(
         covered = valid[-1].end if valid else 0
         tail_rows = 0
         first_line = sum(s.lines for p in valid for s in p.segments)
-        truncated = False
-        wrote = False
+        truncated = wrote = False
         for table, segment, cut in _tail(log, covered, size, first_line, convert):
             truncated = truncated or cut
             if not table.num_rows:
                 continue
             if may_write and segment is not None and segment.rows:
-                valid.append(
-                    PartInfo(
-                        write_part(folder, table, header_sha256, [segment]),
-                        header_sha256,
-                        (segment,),
-                        segment.rows,
-                    )
-                )
+                path = write_part(folder, table, header_sha256, [segment])
+                valid.append(PartInfo(path, header_sha256, (segment,), segment.rows))
                 wrote = True
             else:
                 tail_rows += table.num_rows
@@ -438,16 +418,9 @@ def read_step_columns(
             for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)
         ]
         table = rows_table(rows)
-        return StepColumns(
-            p,
-            full.header,
-            table.select(list(columns)) if columns is not None else table,
-            full.truncated_tail,
-            (),
-            (),
-            table.num_rows,
-            _from_v1,
-        )
+        kept = table.select(list(columns)) if columns is not None else table
+        return StepColumns(p, full.header, kept, full.truncated_tail, tail_rows=table.num_rows,
+                           _convert=_from_v1)  # fmt: skip
     header, header_sha256 = _header_bytes(p)
     if not p.is_file():
         empty = columns_schema().empty_table()

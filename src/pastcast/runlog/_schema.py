@@ -127,8 +127,8 @@ def forecast_json(forecast: Forecast) -> dict[str, Any]:
 
 
 def market_problem(cutoff: datetime, at: datetime | None, age: float | None) -> str | None:
-    """Why a step's market reference (public ``at``, ``age`` days old) cannot be its own: the
-    reference is never a price dated at or after the cutoff (None: it can be)."""
+    """Why a step's market reference (public ``at``, ``age`` days old) cannot be: it is never a
+    price dated at or after the cutoff (None: it can be)."""
     if at is not None and not is_visible(at, cutoff):
         return f"grading: market belief of {at.isoformat()} is not before the cutoff"
     if (at is None) != (age is None) or (
