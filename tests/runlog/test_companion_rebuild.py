@@ -269,7 +269,7 @@ _VALUES = {
 }
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.fixed_dictionaries(_VALUES), min_size=1, max_size=6))
 def test_random_records_written_rebuild_as_the_writer_wrote_them(
     generated: Path, tmp_path_factory: pytest.TempPathFactory, drawn: list[dict]
