@@ -249,7 +249,10 @@ def test_a_check_or_a_field_type_the_scan_does_not_know_fails_loudly() -> None:
     class Typed(Scores):
         names: set[str]
 
-    for model in (Checked, Named, Typed):
+    class Aliased(Scores):
+        named: str = Field(validation_alias="name")
+
+    for model in (Checked, Named, Typed, Aliased):
         with pytest.raises(TypeError, match="unknown to the scan"):
             _struct(model)
 

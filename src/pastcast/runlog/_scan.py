@@ -67,6 +67,8 @@ def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
         raise TypeError(f"{model.__name__}: checks {sorted(checks)} unknown to the scan")
     spec: list[Any] = []
     for name, f in model.model_fields.items():
+        if f.alias or f.validation_alias:  # read under another key than the field's name
+            raise TypeError(f"{model.__name__}.{name}: an alias unknown to the scan")
         bulk = _BULK.get(name) if model is EpisodeRecord else None
         tp = bulk or _type(f.annotation, list(f.metadata), f"{model.__name__}.{name}")
         plain = f.default is None or f.default == () or type(f.default) in (str, int, float, bool)
