@@ -13,9 +13,10 @@ The synthetic run log (``synthetic_runs.write_run``, shared with ``dashboard.py`
 through ``RunLogWriter`` (so its columnar companion is written as the run goes, as a real run's
 is): model-driven agents in two settings with 10 to 40 tool calls per step and a few KB of
 text, a baseline and the market reference, over events of five forecast dates (``--log``: an
-existing one instead). ``--rebuild`` also times rebuilding the companion from the JSONL alone,
-beside a plain read of the step file and Arrow's JSON reader of it (``--readers ""``: only
-that).
+existing one instead). ``--rebuild`` also times the first read of the log with no companion
+under each tree (``read_step_columns`` alone, and ``score --bootstrap 0``), beside a plain read
+of the step file and Arrow's JSON reader of it, with the ratios to both (``--readers ""``:
+only that).
 
     python benchmarks/runlogs.py --steps 100000 [--src NAME=PATH ...] [--readers score,table]
 """
@@ -150,6 +151,44 @@ def measure(src: str, args: list[str], timeout: float, max_mb: int) -> dict[str,
     }
 
 
+def _rebuilds(log: Path, trees: dict[str, str], timeout: float, max_mb: int) -> None:
+    """The first read of the log with no companion, under each tree (the companion removed before
+    each): ``read_step_columns`` alone and ``score --bootstrap 0``, each beside a plain read of
+    the step file and Arrow's JSON reader of it (the peer: every field parsed into columns
+    against the step schema), in a fresh process, with their ratios to both."""
+    plain = "import sys\nwith open(sys.argv[1], 'rb') as f:\n while f.read(8 << 20): pass"
+    arrow = (
+        "import sys, pyarrow.json as j; from pastcast.runlog import step_schema as s; "
+        "j.read_json(sys.argv[1], parse_options=j.ParseOptions(explicit_schema=s()))"
+    )
+    rebuild = "import sys; from pastcast.runlog import read_step_columns as r; r(sys.argv[1])"
+    runs = [
+        ("plain read", "", ["-c", plain, str(log)]),
+        ("arrow json read", "", ["-c", arrow, str(log)]),
+    ]
+    for tree in trees:
+        runs += [("companion rebuild", tree, ["-c", rebuild, str(log)]),
+                 ("score --bootstrap 0, first read", tree,
+                  ["-c", CLI, "score", str(log), "--bootstrap", "0"])]  # fmt: skip
+    peers: dict[str, dict[str, object]] = {}
+    for name, tree, argv in runs:
+        shutil.rmtree(log.with_suffix(".columns"), ignore_errors=True)
+        load = os.getloadavg()[0]  # the machine may be shared: its load beside each row
+        row = measure(trees.get(tree, next(iter(trees.values()))), argv, timeout, max_mb)
+        peers.update({name.split()[0]: row} if not tree else {})
+        ratio = {
+            f"{k}_vs_{peer}": round(float(row[k]) / float(of[k]), 2)  # type: ignore[arg-type]
+            for peer, of in peers.items()
+            for k in ("wall_s", "cpu_s", "peak_mb")
+            if tree and row.get(k) and of.get(k)
+        }
+        loads = [round(load, 1), round(os.getloadavg()[0], 1)]
+        print(
+            json.dumps({"reader": name, "code": tree or None, **row, **ratio, "load_1m": loads}),
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000)
@@ -193,28 +232,7 @@ def main() -> None:
                 }
                 print(json.dumps(row), flush=True)
         if args.rebuild:
-            shutil.rmtree(log.with_suffix(".columns"))
-            src = next(iter(trees.values()))
-            probe = "import sys; from pastcast.runlog import read_step_columns as r; r(sys.argv[1])"
-            # beside it, in the same way (a fresh process), a plain read of the step file and
-            # Arrow's JSON reader of it: what the rebuild costs over reading the bytes, and
-            # over parsing them with a columnar reader
-            plain = "import sys\nwith open(sys.argv[1], 'rb') as f:\n while f.read(8 << 20): pass"
-            arrow = (
-                "import sys, pyarrow.json as j; from pastcast.runlog import step_schema as s; "
-                "j.read_json(sys.argv[1], parse_options=j.ParseOptions(explicit_schema=s()))"
-            )
-            for name, code in (
-                ("plain read", plain),
-                ("arrow json read", arrow),
-                ("companion rebuild", probe),
-            ):
-                row = {
-                    "reader": name,
-                    **measure(src, ["-c", code, str(log)], args.timeout, args.max_mb),
-                    "load_1m": round(os.getloadavg()[0], 1),
-                }
-                print(json.dumps(row), flush=True)
+            _rebuilds(log, trees, args.timeout, args.max_mb)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -6,14 +6,28 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import Field, model_validator
 
 from _streaming import synthetic_run
 from pastcast.errors import FieldError
-from pastcast.runlog import columns_path, read_run_log, read_step_columns, records_table
+from pastcast.runlog import (
+    RunLogWriter,
+    Scores,
+    StepRecord,
+    columns_path,
+    read_run_log,
+    read_step_columns,
+    records_table,
+)
+from pastcast.runlog._companion import rows_table, step_row
+from pastcast.runlog._scan import _struct, scan_row
 
 
 def _rebuilt(log: Path) -> pa.Table:
@@ -123,3 +137,171 @@ def test_a_log_of_an_older_schema_rebuilds_as_its_records_read(tmp_path: Path) -
     assert table.num_rows == expected.num_rows > 0
     assert _without_spans(table).equals(_without_spans(expected))
     assert table.column("notebook_carried").to_pylist() != [False] * table.num_rows
+
+
+def _record_row(line: bytes) -> dict | None:
+    """The row reading and validating ``line`` as a full record gives (None: refused)."""
+    try:
+        record = StepRecord.model_validate(json.loads(line))
+    except ValueError:
+        return None
+    return step_row(record.model_dump(mode="json"), 0, len(line))
+
+
+def test_the_scan_reads_every_line_the_writer_wrote_as_columns(generated: Path) -> None:
+    # the scan, not the full record, makes the row of every line a writer wrote
+    written = read_step_columns(generated).table
+    rows, pos = [], 0
+    for line in generated.read_bytes().splitlines(keepends=True):
+        rows.append(scan_row(line, pos, len(line) - 1))
+        pos += len(line)
+    assert None not in rows
+    assert rows_table(rows).equals(written)
+
+
+def _at_cutoff(r: dict) -> None:
+    r["grading"].update(market_at=r["cutoff"], market_age_days=0.0)
+
+
+def _a_day_old(r: dict) -> None:
+    day = datetime.fromisoformat(r["cutoff"]) - timedelta(days=1)
+    r["grading"].update(market_at=day.isoformat().replace("+00:00", "Z"), market_age_days=1.0)
+
+
+# each edit of line ``_N``: read as its record, it is the record's row (None) or refused with
+# the error's words; the scan vouches for no line the record refuses, and for no other row
+_N = 7
+_EDITS = [
+    (_at_cutoff, "not before the cutoff"),  # the market reference at the cutoff: leakage
+    (lambda r: r["grading"].update(market_at=r["grading"]["resolved_at"]), "not before"),
+    (lambda r: r["grading"].update(market_age_days=None), "does not match"),
+    (lambda r: r["grading"].update(market_age_days=1.5), "does not match"),
+    (lambda r: r.update(role="judge"), "role"),
+    (lambda r: r.update(attempt=0), "attempt"),
+    (lambda r: r["forecast"].update(confidence=1.5), "confidence"),
+    (lambda r: r["episode"].update(termination="gave_up"), "termination"),
+    (lambda r: r["grading"].update(market_probs=[{"label": "Yes", "p": 0.5}] * 2), "duplicate"),
+    (lambda r: r["forecast"]["probs"][0].update(extra=1), "pairs"),
+    (lambda r: r["episode"].update(surplus=1), "surplus"),  # a field no episode has
+    (lambda r: r["episode"]["usage"].update(surplus=1), "surplus"),
+    (lambda r: r["episode"]["tool_calls"][0].update(name=5), "name"),
+    (lambda r: r["episode"].pop("messages") and r["episode"].pop("model_calls"), None),
+    (lambda r: r["forecast"]["probs"][0].update(p=3.0), None),  # scaled as the record scales it
+    (lambda r: [q.update(p=0.0) for q in r["forecast"]["probs"]], None),  # no mass: unusable
+    (lambda r: r["forecast"]["probs"][0].update(p=-0.5), None),  # made unusable
+    (lambda r: r.update(cutoff=r["cutoff"].replace("Z", "+00:00")), None),
+    (lambda r: r["grading"].update(resolved_at="2024-06-01T02:00:00+02:00"), None),
+    (lambda r: r["grading"].update(resolved_at="2024-06-01T02:00:00"), None),  # naive: UTC
+    (lambda r: r.pop("rollout"), None),  # the record's default
+    (lambda r: r["episode"].pop("usage"), None),
+    (lambda r: r.update(step_index="7", attempt=2.0), None),  # numbers as the record reads them
+    (lambda r: r["forecast"].update(usable="true"), None),
+    (lambda r: r["grading"].update(market_probs={"Yes": 0.25, "No": 0.75}), None),  # a map
+    (lambda r: r["episode"].update(evidence_tally={"documents": 0}), None),
+    (lambda r: r["episode"].update(notebook_problems=[{"kind": "unparseable"}]), None),
+]
+
+
+@pytest.mark.parametrize(("edit", "error"), _EDITS)
+def test_a_line_the_scan_cannot_vouch_for_is_read_as_its_record(
+    generated: Path, tmp_path: Path, edit, error: str | None
+) -> None:
+    record = json.loads(generated.read_bytes().splitlines()[_N - 1])
+    _a_day_old(record)  # a market reference the scan vouches for
+    line = json.dumps(record).encode()
+    assert scan_row(line, 0, len(line)) == _record_row(line) is not None
+    edit(record)
+    line = json.dumps(record).encode()
+    row, expected = scan_row(line, 0, len(line)), _record_row(line)
+    assert row is None or row == expected  # the record's row, or none: read as the record
+    edited = _edited(generated, tmp_path / "f", {_N - 1: record})
+    if error is not None:
+        assert row is None and expected is None
+        with pytest.raises(FieldError, match=rf"run\.jsonl:{_N}: .*{error}"):
+            _rebuilt(edited)
+        return
+    table = _rebuilt(edited)
+    assert _without_spans(table).equals(_without_spans(records_table(read_run_log(edited).steps)))
+
+
+def test_a_key_written_twice_is_read_as_the_record_reads_it(generated: Path) -> None:
+    line = generated.read_bytes().splitlines()[_N - 1]
+    for twice in (b'{"agent":"other",', b'{"cutoff":"2000-01-01T00:00:00Z",'):
+        edited = line.replace(b"{", twice, 1)  # the later one counts, as for the record
+        assert scan_row(edited, 0, len(edited)) == _record_row(edited) is not None
+    bad = b'"termination":"gave_up",'  # before the episode's own, then after it
+    for edited in (line.replace(b'"wall_s":', bad + b'"wall_s":', 1),
+                   line.replace(b'"stop_reason":', bad + b'"stop_reason":', 1)):  # fmt: skip
+        row, expected = scan_row(edited, 0, len(edited)), _record_row(edited)
+        assert row is None or row == expected
+    assert expected is None and row is None
+
+
+def test_a_check_or_a_field_type_the_scan_does_not_know_fails_loudly() -> None:
+    class Checked(Scores):
+        @model_validator(mode="after")
+        def _bounded(self) -> Checked:
+            return self
+
+    class Named(Scores):
+        name: str = Field(min_length=1)
+
+    class Typed(Scores):
+        names: set[str]
+
+    class Aliased(Scores):
+        named: str = Field(validation_alias="name")
+
+    for model in (Checked, Named, Typed, Aliased):
+        with pytest.raises(TypeError, match="unknown to the scan"):
+            _struct(model)
+
+
+_VALUES = {
+    "role": st.sampled_from(["agent", "reference"]),
+    "setting": st.sampled_from(["memory_free", "memory_on", "no_tools"]),
+    "attempt": st.integers(1, 3),
+    "rollout": st.integers(0, 2),
+    "category": st.text(max_size=5),
+    "p": st.lists(st.floats(0.0, 1.5), min_size=2, max_size=2),
+    "usable": st.booleans(),
+    "confidence": st.none() | st.floats(0.0, 1.0),
+    "market_s": st.none() | st.integers(-86_400 * 3, 3_600),
+    "age_error": st.sampled_from([0.0, 0.0, 5e-5, 2e-4]),
+    "names": st.lists(st.sampled_from(["search", "read", "python"]), max_size=4),
+}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.fixed_dictionaries(_VALUES), min_size=1, max_size=6))
+def test_random_records_written_rebuild_as_the_writer_wrote_them(
+    generated: Path, tmp_path_factory: pytest.TempPathFactory, drawn: list[dict]
+) -> None:
+    base = json.loads(generated.read_bytes().splitlines()[_N - 1])
+    records = []
+    for d in drawn:
+        r = json.loads(json.dumps(base))
+        r.update({k: d[k] for k in ("role", "setting", "attempt", "rollout", "category")})
+        r["forecast"].update(usable=d["usable"], confidence=d["confidence"])
+        for pair, p in zip(r["forecast"]["probs"], d["p"], strict=False):
+            pair["p"] = p
+        if d["market_s"] is not None:
+            at = datetime.fromisoformat(r["cutoff"]) + timedelta(seconds=d["market_s"])
+            age = round(-d["market_s"] / 86_400, 5) + d["age_error"]
+            r["grading"].update(market_at=at.isoformat(), market_age_days=age)
+        r["episode"]["tool_calls"] = [
+            {**r["episode"]["tool_calls"][0], "name": n, "seq": i} for i, n in enumerate(d["names"])
+        ]
+        line = json.dumps(r).encode()
+        row, expected = scan_row(line, 0, len(line)), _record_row(line)
+        assert row is None or row == expected
+        if expected is not None:
+            records.append(StepRecord.model_validate(r))
+    if not records:
+        return
+    log = tmp_path_factory.mktemp("drawn") / "run.jsonl"
+    with RunLogWriter(log, read_run_log(generated).header) as writer:
+        for record in records:
+            writer.write(record, sync=False)
+    written = read_step_columns(log).table
+    assert _rebuilt(log).equals(written)

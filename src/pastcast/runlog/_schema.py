@@ -9,7 +9,7 @@ label order (a map keyed by labels would be a different set of columns in every 
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import (
@@ -126,6 +126,18 @@ def forecast_json(forecast: Forecast) -> dict[str, Any]:
     }
 
 
+def market_problem(cutoff: datetime, at: datetime | None, age: float | None) -> str | None:
+    """Why a step's market reference (public ``at``, ``age`` days old) cannot be: it is never a
+    price dated at or after the cutoff (None: it can be)."""
+    if at is not None and not is_visible(at, cutoff):
+        return f"grading: market belief of {at.isoformat()} is not before the cutoff"
+    if (at is None) != (age is None) or (
+        at is not None and age is not None and abs(age - age_days(at, cutoff)) > 1e-4
+    ):
+        return "grading: market_age_days does not match market_at and the cutoff"
+    return None
+
+
 class StepRecord(Record):
     """One forecast step of one agent and rollout (one line of the step file)."""
 
@@ -150,14 +162,9 @@ class StepRecord(Record):
 
     @model_validator(mode="after")
     def _market_before_cutoff(self) -> StepRecord:
-        # the market reference is never a price dated at or after the cutoff
-        at, age = self.grading.market_at, self.grading.market_age_days
-        if at is not None and not is_visible(at, self.cutoff):
-            raise ValueError(f"grading: market belief of {at.isoformat()} is not before the cutoff")
-        if (at is None) != (age is None) or (
-            at is not None and age is not None and abs(age - age_days(at, self.cutoff)) > 1e-4
-        ):
-            raise ValueError("grading: market_age_days does not match market_at and the cutoff")
+        problem = market_problem(self.cutoff, self.grading.market_at, self.grading.market_age_days)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     @field_validator("forecast", mode="before")
