@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import ValidationError
 
 from pastcast import safejson
 from pastcast.atomic import atomic_directory
@@ -264,8 +265,6 @@ def _read_table(directory: Path, name: str, manifest: Mapping[str, Any]) -> list
 
 
 def _validated(path: Path, rows: list[dict[str, Any]], build: Any) -> Iterator[Any]:
-    from pydantic import ValidationError
-
     for i, row in enumerate(rows):
         try:
             yield build(row)
@@ -289,10 +288,8 @@ def _collected_at(directory: Path) -> datetime | None:
 
 def _bad_row(path: Path, where: int | str, field: str, reason: str) -> FieldError:
     """The problem of one row (its index) or of a named place in a table."""
-    return FieldError(
-        "",
-        f"{path}: {f'row {where}' if isinstance(where, int) else where}: field {field}: {reason}",
-    )
+    where = f"row {where}" if isinstance(where, int) else where
+    return FieldError("", f"{path}: {where}: field {field}: {reason}")
 
 
 def load_dataset(directory: str | Path) -> Dataset:

@@ -33,10 +33,9 @@ class _PlanShapeError(ValueError):
 
 
 def _load_yaml(text: str) -> Any:
-    """YAML whose mappings refuse a key given twice (PyYAML keeps the last silently), refused
-    nested deeper than ``MAX_PLAN_DEPTH`` before it is composed (the composer recurses once per
-    level); PyYAML's errors as ``ValueError``. Imported here: a run from options reads no YAML."""
-    import yaml
+    """YAML refused nested deeper than ``MAX_PLAN_DEPTH`` before it is composed (the composer
+    recurses once per level) or with a key given twice (PyYAML keeps the last silently)."""
+    import yaml  # here: a run from options reads no YAML (10 ms of its start-up)
 
     class UniqueKeyLoader(yaml.SafeLoader):
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -58,12 +57,10 @@ def _load_yaml(text: str) -> Any:
     try:
         depth = 0
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_PLAN_DEPTH:
-                    raise _PlanShapeError(f"nested deeper than {MAX_PLAN_DEPTH} levels")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
+            depth += isinstance(event, yaml.CollectionStartEvent)
+            depth -= isinstance(event, yaml.CollectionEndEvent)
+            if depth > MAX_PLAN_DEPTH:
+                raise _PlanShapeError(f"nested deeper than {MAX_PLAN_DEPTH} levels")
         return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
