@@ -211,7 +211,7 @@ def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) 
     ideal = n * latency / in_flight
     return (
         f"pastcast run in flight {in_flight:4d}: {n:6d} steps in {wall:5.1f} s end to end, "
-        f"ideal {ideal:5.1f} s, {ideal / wall:5.2f} x ideal; CPU {cpu:.1f} s "
+        f"ideal {ideal:5.1f} s, {ideal / wall:5.2f} x ideal; CPU {cpu:.2f} s "
         f"({1000 * cpu / n:.2f} ms a step, start-up included)"
     )
 
