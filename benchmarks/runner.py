@@ -198,7 +198,9 @@ def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) 
     if not (tmp / "pycache").exists():  # untimed: fills the bytecode cache
         small = save_dataset(_dataset(8)[0], tmp / "cli-dataset-warm")
         warm = [*command[:5], str(small), *command[6:-1], str(tmp / "cli-warm.jsonl")]
-        subprocess.run(warm, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        subprocess.run(
+            warm, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True
+        )
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
