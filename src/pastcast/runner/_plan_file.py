@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import ValidationError
 
 from pastcast import safejson
@@ -33,37 +32,38 @@ class _PlanShapeError(ValueError):
     """A plan file that is refused before or while its syntax is read."""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML whose mappings refuse a key given twice (PyYAML keeps the last silently)."""
+def _load_yaml(text: str) -> Any:
+    """YAML refused nested deeper than ``MAX_PLAN_DEPTH`` before it is composed (the composer
+    recurses once per level) or with a key given twice (PyYAML keeps the last silently)."""
+    import yaml  # here: a run from options reads no YAML (10 ms of its start-up)
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # "<<: *defaults": merged keys may be overridden
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:
-                continue  # an unhashable key: refused by PyYAML itself
-            if duplicate:
-                line = key_node.start_mark.line + 1
-                raise _PlanShapeError(f"key {key!r} is given twice (line {line})")
-        return super().construct_mapping(node, deep=deep)
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # "<<: *defaults": merged keys may be overridden
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:
+                    continue  # an unhashable key: refused by PyYAML itself
+                if duplicate:
+                    line = key_node.start_mark.line + 1
+                    raise _PlanShapeError(f"key {key!r} is given twice (line {line})")
+            return super().construct_mapping(node, deep=deep)
 
-
-def _yaml_depth(text: str) -> None:
-    """Refuse YAML nested deeper than ``MAX_PLAN_DEPTH`` before it is composed (the composer
-    recurses once per level)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            depth += isinstance(event, yaml.CollectionStartEvent)
+            depth -= isinstance(event, yaml.CollectionEndEvent)
             if depth > MAX_PLAN_DEPTH:
                 raise _PlanShapeError(f"nested deeper than {MAX_PLAN_DEPTH} levels")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+        return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -95,8 +95,7 @@ def _check_shape(value: Any) -> None:
 
 def _parse(path: Path, text: str) -> Any:
     if path.suffix in (".yaml", ".yml"):
-        _yaml_depth(text)
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
+        return _load_yaml(text)
     if path.suffix == ".json":
         return safejson.loads(text, object_pairs_hook=_unique_pairs)
     return tomllib.loads(text)  # TOML itself refuses a key given twice
@@ -118,7 +117,7 @@ def read_plan_file(path: Path) -> Any:
         raise FieldError("", f"{path}: not a plan: {exc}") from None
     except RecursionError:
         raise FieldError("", f"{path}: not a plan: nested too deeply") from None
-    except (ValueError, yaml.YAMLError) as exc:
+    except ValueError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FieldError("", f"{path}: not valid {kind}: {first}") from None
     return raw
@@ -156,6 +155,8 @@ def write_record(record: Record, path: str | Path) -> Path:
     if p.suffix == ".json":
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     elif p.suffix in (".yaml", ".yml"):
+        import yaml
+
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     else:
         import tomli_w
