@@ -86,13 +86,12 @@ class ConstructionAudit(Record):
 
     def findings(self) -> list[str]:
         """One line per problem of the datasets as built (other schedules are for comparison)."""
-        out = []
-        for r in self.results:
-            if r.schedule == AS_BUILT and r.leaks:
-                out.append(
-                    f"steps as built: metadata predicts the outcome, AUC {r.auc:.3f} against "
-                    f"a permutation null of median {r.null_median:.3f}, p = {r.p_value:.4f}"
-                )
+        out = [
+            f"steps as built: metadata predicts the outcome, AUC {r.auc:.3f} against "
+            f"a permutation null of median {r.null_median:.3f}, p = {r.p_value:.4f}"
+            for r in self.results
+            if r.schedule == AS_BUILT and r.leaks
+        ]
         out += [f"event {e}: closes after the data was collected" for e in self.late_closes]
         out += [
             f"step {s}: no snapshot of the question text published before its cutoff"

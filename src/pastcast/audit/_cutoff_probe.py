@@ -74,9 +74,7 @@ def _item(doc: Document) -> str | None:
     text = " ".join(doc.text.split())
     text = _CITATION.sub("", text).strip()
     first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text, maxsplit=1)[0].strip()
-    if not 40 <= len(first) <= _MAX_CHARS:
-        return None
-    return first
+    return first if 40 <= len(first) <= _MAX_CHARS else None
 
 
 def _names(text: str) -> list[str]:

@@ -153,10 +153,7 @@ def stratified_sample(
 def retrieval_schema() -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {
-            "reveals_later": {"type": "boolean"},
-            "reason": {"type": "string"},
-        },
+        "properties": {"reveals_later": {"type": "boolean"}, "reason": {"type": "string"}},
         "required": ["reveals_later", "reason"],
         "additionalProperties": False,
     }
@@ -166,8 +163,7 @@ def _verdict(data: dict[str, Any]) -> tuple[bool, str]:
     value = data.get("reveals_later")
     if not isinstance(value, bool):
         raise ValueError("reveals_later: expected true or false")
-    reason = data.get("reason", "")
-    return value, " ".join(str(reason).split())
+    return value, " ".join(str(data.get("reason", "")).split())
 
 
 def _when(instant: datetime) -> str:
@@ -265,10 +261,7 @@ def calibration_items(
             cutoff = _step_after(dataset, event.id, doc.timestamp, resolved)
             if is_visible(doc.timestamp, cutoff):
                 neg.append(CalibrationItem(event, cutoff, doc, False))
-    return (
-        *rng.sample(pos, min(positives, len(pos))),
-        *rng.sample(neg, min(negatives, len(neg))),
-    )
+    return (*rng.sample(pos, min(positives, len(pos))), *rng.sample(neg, min(negatives, len(neg))))
 
 
 class JudgeAccuracy(Record):

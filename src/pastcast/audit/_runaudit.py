@@ -319,10 +319,7 @@ def _check_step_texts(
                     visible = _visible(rec, _seen(rec), docs)
                 if not (visible is not None and _quotes_a_document(piece, visible)):
                     out.add(
-                        i,
-                        rec,
-                        "resolved_label",
-                        f"a text given to the agent says {m.group(0)!r}",
+                        i, rec, "resolved_label", f"a text given to the agent says {m.group(0)!r}"
                     )
         for m in _DAY_FIELD.finditer(text):
             if date.fromisoformat(m.group(1)) > last:

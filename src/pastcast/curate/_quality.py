@@ -196,8 +196,5 @@ def with_quality(run: SourceRun, filters: Sequence[QualityFilter]) -> SourceRun:
         return [*run.report_lines(), *report.lines()]
 
     return SourceRun(
-        filter_quality(run.documents, filters, report),
-        lines,
-        run.side_files,
-        run.skipped,
+        filter_quality(run.documents, filters, report), lines, run.side_files, run.skipped
     )

@@ -63,8 +63,7 @@ class Retriever:
         self, queries: Sequence[str], as_of: datetime, limit: int
     ) -> list[tuple[SearchHit, float]]:
         """The ``limit`` best unique documents over every query and leg, fused by RRF."""
-        rankings = [r for q in queries for r in self.ranked(q, as_of)]
-        return fuse_rankings(rankings)[:limit]
+        return fuse_rankings([r for q in queries for r in self.ranked(q, as_of)])[:limit]
 
     def read(self, hit: SearchHit, as_of: datetime) -> Document:
         """The document behind ``hit``, read as of the same date (the backend re-checks it)."""

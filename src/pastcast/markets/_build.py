@@ -79,10 +79,7 @@ class DatasetBuildReport:
     stats: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "schedule": self.schedule,
-            "funnel": [asdict(s) for s in self.funnel],
-        }
+        return {"schedule": self.schedule, "funnel": [asdict(s) for s in self.funnel]}
 
 
 class _Funnel:

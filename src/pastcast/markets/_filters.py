@@ -112,17 +112,12 @@ def faithfulness(history: MarketHistory, cfg: FilterConfig) -> tuple[float, int]
     if not days:
         return 0.0, 0
     good = _faithful_days(history, cfg)
-    faithful = 0
+    span = [days[0] + timedelta(days=i) for i in range((days[-1] - days[0]).days + 1)]
     run = longest = 0
-    day = days[0]
-    while day <= days[-1]:
-        ok = day in good
-        faithful += ok
-        run = 0 if ok else run + 1
+    for day in span:
+        run = 0 if day in good else run + 1
         longest = max(longest, run)
-        day += timedelta(days=1)
-    total = (days[-1] - days[0]).days + 1
-    return faithful / total, longest
+    return sum(day in good for day in span) / len(span), longest
 
 
 def nontriviality(history: MarketHistory, cfg: FilterConfig) -> Nontriviality | None:

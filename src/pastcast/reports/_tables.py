@@ -16,13 +16,7 @@ import numpy as np
 from rich.console import Group
 from rich.table import Table
 
-from pastcast.reports._leaderboard import (
-    fmt_cell,
-    fmt_metric,
-    metric_columns,
-    ranked,
-    with_titles,
-)
+from pastcast.reports._leaderboard import fmt_cell, fmt_metric, metric_columns, ranked, with_titles
 from pastcast.reports._scorecard import GroupReport, Scorecard, market_age_text
 from pastcast.scoring import Cell, GroupSummary, Metric
 
@@ -84,9 +78,8 @@ def _card(
 
 def _failure_rate(g: GroupReport) -> str:
     s = g.summary
-    if s.scheduled_failure_rate is not None:
-        return fmt_number(s.scheduled_failure_rate, 1, percent=True)
-    return fmt_number(s.failure_rate, 1, percent=True)
+    rate = s.failure_rate if s.scheduled_failure_rate is None else s.scheduled_failure_rate
+    return fmt_number(rate, 1, percent=True)
 
 
 def _metric_cell(m: Metric, cell: Cell) -> Callable[[GroupReport], str]:

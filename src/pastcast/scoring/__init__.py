@@ -51,11 +51,7 @@ from pastcast.scoring._multiclass import (
     normalize,
     uniform,
 )
-from pastcast.scoring._paired import (
-    PairedComparison,
-    PairedDifference,
-    paired_comparison,
-)
+from pastcast.scoring._paired import PairedComparison, PairedDifference, paired_comparison
 from pastcast.scoring._table import (
     TABLE_INPUTS,
     Convention,

@@ -109,12 +109,9 @@ def corrected_rate(
     other documents would otherwise make [0, 0] of a handful of unflagged ones."""
     judged = [(w, k, n) for w, k, n in strata if n > 0]
     total = sum(w for w, _, _ in judged)
-    if not judged or total <= 0 or positives <= 0 or negatives <= 0:
-        apparent_only = None
-        if judged and total > 0:
-            apparent_only = sum(w * k / n for w, k, n in judged) / total
-        return CorrectedRate(None, 0.0, 1.0, 1.0, apparent_only)
-    apparent = sum(w * k / n for w, k, n in judged) / total
+    apparent = sum(w * k / n for w, k, n in judged) / total if judged and total > 0 else None
+    if apparent is None or positives <= 0 or negatives <= 0:
+        return CorrectedRate(None, 0.0, 1.0, 1.0, apparent)
     se, sp = true_positives / positives, true_negatives / negatives
     estimate = rogan_gladen(apparent, se, sp)
     rng = np.random.default_rng(seed)

@@ -263,15 +263,9 @@ def graded_forecast(
     """``forecast`` as the metrics score it, and whether the fallback replaced it (an unusable
     forecast: not usable, or without positive finite mass)."""
     p = normalize(forecast.probs) if forecast.usable else None
-    used = p is None
     market = None if grading.market_probs is None else normalize(grading.market_probs)
-    graded = GradedForecast(
-        probs=fallback_probs(grading, fallback) if p is None else p,
-        truth=grading.truth,
-        labels=grading.labels,
-        market=market,
-    )
-    return graded, used
+    probs = fallback_probs(grading, fallback) if p is None else p
+    return GradedForecast(probs, grading.truth, grading.labels, market), p is None
 
 
 def step_scores(

@@ -80,9 +80,7 @@ class ScoreTable:
         return self.keys[column][0]
 
     def name(self, column: str, code: int) -> str:
-        if column in ("step", "rollout"):
-            return str(code)
-        return self.keys[column][1][code]
+        return str(code) if column in ("step", "rollout") else self.keys[column][1][code]
 
     def columns(self, convention: Convention = "uniform") -> ScoreColumns:
         """The metrics' inputs, unusable rows filled by ``convention`` (NaN where excluded)."""

@@ -21,11 +21,7 @@ from pastcast.train._sft import (
     sft_schema,
 )
 from pastcast.train._source import SOURCE_COLUMNS
-from pastcast.train._table import (
-    TABLE_COLUMNS_READ,
-    export_table,
-    table_schema,
-)
+from pastcast.train._table import TABLE_COLUMNS_READ, export_table, table_schema
 
 __all__ = [
     "SOURCE_COLUMNS",

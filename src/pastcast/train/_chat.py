@@ -69,25 +69,19 @@ def _requested(call: ChatToolCall) -> RequestedToolCall:
     return RequestedToolCall(id=call.id, name=call.function.name, arguments=arguments)
 
 
+_SHARED = {"role", "content", "name", "tool_call_id"}
+"""The fields ``Message`` and ``ChatMessage`` hold alike (the tool calls differ in shape)."""
+
+
 def chat_message(message: Message) -> ChatMessage:
-    return ChatMessage(
-        role=message.role,
-        content=message.content,
-        name=message.name,
-        tool_call_id=message.tool_call_id,
-        tool_calls=tuple(_tool_call(c) for c in message.tool_calls),
-    )
+    calls = tuple(_tool_call(c) for c in message.tool_calls)
+    return ChatMessage(**message.model_dump(include=_SHARED), tool_calls=calls)
 
 
 def from_chat_message(message: ChatMessage) -> Message:
     """The pastcast message back (the inverse of ``chat_message``)."""
-    return Message(
-        role=message.role,
-        content=message.content,
-        name=message.name,
-        tool_call_id=message.tool_call_id,
-        tool_calls=tuple(_requested(c) for c in message.tool_calls),
-    )
+    calls = tuple(_requested(c) for c in message.tool_calls)
+    return Message(**message.model_dump(include=_SHARED), tool_calls=calls)
 
 
 def openai_message(message: Message) -> OpenAiMessage:

@@ -14,13 +14,7 @@ import pyarrow.parquet as pq
 
 from pastcast.dataset import Dataset
 from pastcast.runlog import StepColumns, columns_schema, read_step_columns
-from pastcast.scoring import (
-    TABLE_INPUTS,
-    Convention,
-    ScoreTable,
-    metric_list,
-    table_from_columns,
-)
+from pastcast.scoring import TABLE_INPUTS, Convention, ScoreTable, metric_list, table_from_columns
 from pastcast.train._guard import split_name
 from pastcast.train._manifest import ExportManifest, write_export
 from pastcast.train._source import select_steps
@@ -124,10 +118,5 @@ def export_table(
         return int(table.num_rows)
 
     return write_export(
-        out,
-        write,
-        kind="table",
-        selected=selected,
-        policy=None,
-        options={"fallback": fallback},
+        out, write, kind="table", selected=selected, policy=None, options={"fallback": fallback}
     )

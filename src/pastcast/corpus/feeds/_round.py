@@ -238,9 +238,7 @@ def fetch_round(
     try:
         with SpoolWriter(spool) as writer:
             state = writer.state()
-            reports = []
-            for feed in feeds.feed:
-                reports.append(_feed_round(feed, writer, state, http, clock, sleep))
+            reports = [_feed_round(feed, writer, state, http, clock, sleep) for feed in feeds.feed]
     finally:
         if own:
             http.close()

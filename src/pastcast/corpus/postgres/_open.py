@@ -57,9 +57,7 @@ def open_postgres(
         if not type(exc).__module__.startswith("psycopg"):
             raise
         raise FieldError("", f"{redact_url(spec)}: {one_line(exc)}") from None
-    if retrieval == "bm25":
-        return pg
-    return _ranked_postgres(pg, retrieval, embedder, depth)
+    return pg if retrieval == "bm25" else _ranked_postgres(pg, retrieval, embedder, depth)
 
 
 def _ranked_postgres(

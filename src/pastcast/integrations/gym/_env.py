@@ -143,9 +143,7 @@ class ForecastGymEnv(gymnasium.Env[str, str]):
             return self._observe(event), 0.0, False, False, self._info(event)
         self._run = None
         rewards = step_rewards(
-            event.forecast,
-            grade_step(self.dataset, self._step),
-            format_penalty=self.format_penalty,
+            event.forecast, grade_step(self.dataset, self._step), format_penalty=self.format_penalty
         )
         self.last_rewards = rewards
         self._last_obs = ""

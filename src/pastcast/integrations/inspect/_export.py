@@ -200,8 +200,7 @@ def _eval_log(group: AgentRun, dataset: Dataset | None) -> EvalLog:
         ),
         results=_results(samples),
         stats=EvalStats(
-            started_at=created,
-            completed_at=max(starts).isoformat() if starts else created,
+            started_at=created, completed_at=max(starts).isoformat() if starts else created
         ),
         samples=samples,
     )

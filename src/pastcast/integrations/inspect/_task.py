@@ -156,8 +156,7 @@ def forecast_score(
         played = state.store.get(STORE_KEY)
         forecast = Forecast.model_validate(played["forecast"])
         step = replay.step(state.metadata["event_id"], state.metadata["step_index"])
-        grading = replay.grading(step)
-        return scored_sample(forecast, grading, fallback)
+        return scored_sample(forecast, replay.grading(step), fallback)
 
     return score
 

@@ -31,9 +31,7 @@ def tiktoken_cache_path(url: str = O200K_URL) -> Path | None:
         folder = os.environ["DATA_GYM_CACHE_DIR"]
     else:
         folder = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    if folder == "":
-        return None
-    return Path(folder) / hashlib.sha1(url.encode()).hexdigest()
+    return Path(folder) / hashlib.sha1(url.encode()).hexdigest() if folder else None
 
 
 def _packaged_o200k() -> bytes | None:

@@ -22,12 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pastcast import safejson
-from pastcast.cutoff import (
-    cutoff_for_day,
-    is_naive_timestamp,
-    last_complete_day,
-    parse_timestamp,
-)
+from pastcast.cutoff import cutoff_for_day, is_naive_timestamp, last_complete_day, parse_timestamp
 from pastcast.errors import FieldError
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import MarketHistory, guard_beliefs

@@ -20,14 +20,7 @@ from pastcast.cutoff import parse_timestamp
 from pastcast.errors import FieldError
 from pastcast.markets._categories import categorize
 from pastcast.markets._history import DayActivity, MarketHistory, guard_beliefs
-from pastcast.records import (
-    BINARY_LABELS,
-    DailyBelief,
-    Event,
-    Record,
-    Resolution,
-    UtcDatetime,
-)
+from pastcast.records import BINARY_LABELS, DailyBelief, Event, Record, Resolution, UtcDatetime
 from pastcast.retrying import (
     ProviderFailure,
     RetryPolicy,

@@ -16,12 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from pastcast.cutoff import (
-    DayConvention,
-    cutoff_for_day,
-    parse_timestamp,
-    step_precedes_resolution,
-)
+from pastcast.cutoff import DayConvention, cutoff_for_day, parse_timestamp, step_precedes_resolution
 from pastcast.dataset import Dataset, with_content_id
 from pastcast.errors import FieldError
 from pastcast.markets._categories import categorize

@@ -28,11 +28,7 @@ from pastcast.reports._leaderboard import ranked
 from pastcast.reports._runs import NO_MODEL, Runs, StepRow, step_row
 from pastcast.reports._scorecard import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, market_age_text
 from pastcast.reports.dashboard._store import BOARD_VERSION, board_path, load_board, save_board
-from pastcast.runlog import (
-    StepRecord,
-    header_path,
-    read_step_columns,
-)
+from pastcast.runlog import StepRecord, header_path, read_step_columns
 from pastcast.scoring import TABLE_INPUTS, GroupSummary, ScoreTable, metric_list, summarize
 from pastcast.scoring.analyses import RESOURCES, group_rows
 
@@ -288,9 +284,7 @@ class RunIndex:
         if self._board_key is None or f != Filters():
             return None
         rows = load_board(board_path(self.logs[0].path), f"{self._board_key}:{bootstrap}")
-        if rows is None:
-            return None
-        return tuple(LeaderRow(s, **x) for s, x in rows)
+        return None if rows is None else tuple(LeaderRow(s, **x) for s, x in rows)
 
     def market_age(self, f: Filters) -> str:
         """How old the market beliefs of the filtered steps were at their cutoffs, in words."""

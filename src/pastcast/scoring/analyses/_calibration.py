@@ -43,13 +43,12 @@ def binary_forecasts(table: ScoreTable, fallback: Convention = "uniform") -> Bin
     """Two-outcome forecasts (scored under ``fallback``) as P(first label), market and outcome."""
     p_truth = table.truth_prob(fallback)
     rows = np.flatnonzero((table.n_labels == 2) & np.isfinite(p_truth)).astype(np.int64)
-    pt = p_truth[rows]
     first = table.truth_first[rows]
-    x = first.astype(np.float64)
-    p = np.where(first, pt, 1.0 - pt)
-    mt = table.market_truth[rows]
-    q = np.where(first, mt, 1.0 - mt)
-    return BinaryForecasts(rows, np.clip(p, 0.0, 1.0), np.clip(q, 0.0, 1.0), x)
+    p, q = (
+        np.clip(np.where(first, v, 1.0 - v), 0.0, 1.0)
+        for v in (p_truth[rows], table.market_truth[rows])
+    )
+    return BinaryForecasts(rows, p, q, first.astype(np.float64))
 
 
 @dataclass(frozen=True)

@@ -54,10 +54,7 @@ def _new_between(
 ) -> int | None:
     if starts is None:
         return None
-    n = 0
-    for start in starts:
-        n += is_visible(start, cutoff) and not is_visible(start, previous_cutoff)
-    return n
+    return sum(is_visible(s, cutoff) and not is_visible(s, previous_cutoff) for s in starts)
 
 
 def notebook_failures(records: Iterable[StepRecord]) -> Counter[NotebookProblemKind]:
@@ -287,13 +284,11 @@ def _tool_counts(
 ) -> dict[str, tuple[float, float]]:
     """Per agent, the mean of each forecast's search and read calls (``counts``' two columns,
     a row per forecast of ``agents``)."""
-    out: dict[str, tuple[float, float]] = {}
     names, at = np.unique(np.asarray(agents, dtype=object), return_inverse=True)
     n = np.bincount(at, minlength=len(names))
-    for j, name in enumerate(names.tolist()):
-        search, read = (np.bincount(at, counts[:, k], len(names))[j] / n[j] for k in (0, 1))
-        out[str(name)] = (float(search), float(read))
-    return out
+    search, read = (np.bincount(at, counts[:, k], len(names)) / n for k in (0, 1))
+    rows = zip(names.tolist(), search.tolist(), read.tolist(), strict=True)
+    return {str(name): (s, r) for name, s, r in rows}
 
 
 def _spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:

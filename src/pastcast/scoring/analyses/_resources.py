@@ -116,14 +116,13 @@ def memory_cost(
     rng = np.random.default_rng(seed)
     groups = sorted({(k[0],) for k in keys}) if by else [()]
     quartile: dict[tuple[str, str, int], int] = {}
+    spans = [(name, lo, hi, 0) for name, (lo, hi) in PHASES.items()]
     if evidence is not None:
         cuts = evidence_quartiles(evidence)
         for row in evidence:
             if row.available is not None and row.step >= 1:
                 q = int(np.searchsorted(cuts, row.available, side="left")) + 1
                 quartile[(row.agent, row.event, row.step)] = q
-    spans = [(name, lo, hi, 0) for name, (lo, hi) in PHASES.items()]
-    if evidence is not None:
         spans += [(f"later Q{q}", 1, None, q) for q in (1, 2, 3, 4)]
     out = []
     for group in groups:
