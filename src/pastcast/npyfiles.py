@@ -11,6 +11,7 @@ outside it.
 from __future__ import annotations
 
 import mmap as _mmap  # ``load_npy``'s argument is named ``mmap``
+import os
 import re
 import threading
 from collections.abc import Iterable
@@ -20,7 +21,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NpyReader", "NpyWriter", "drop_pages", "load_npy", "load_npz", "prefetch_rows"]
+__all__ = [
+    "NpyReader",
+    "NpyWriter",
+    "drop_pages",
+    "load_npy",
+    "load_npz",
+    "map_file",
+    "prefetch_rows",
+]
 
 _HEADERS = threading.Lock()
 _FORMAT = np.lib.format
@@ -51,10 +60,27 @@ def load_npy(
             pages = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
             # shape, dtype, buffer, offset, strides, order
             array = np.ndarray(shape, dtype, pages, _PLAIN_SIZE, None, "F" if fortran else "C")
-    mapping = _mapping(array)
-    if scattered and mapping is not None and hasattr(_mmap, "MADV_RANDOM"):
-        mapping.madvise(_mmap.MADV_RANDOM)
+    if scattered:
+        _scatter(_mapping(array))
     return array
+
+
+def map_file(path: str | Path, *, scattered: bool = False) -> memoryview | bytes:
+    """A file's bytes, mapped read-only (an empty file, which cannot be mapped: ``b""``);
+    ``scattered`` as for ``load_npy``."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return b""
+        pages = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
+    if scattered:
+        _scatter(pages)
+    return memoryview(pages)
+
+
+def _scatter(mapping: _mmap.mmap | None) -> None:
+    """Page faults in ``mapping`` read their page only, not the device's read-ahead around it."""
+    if mapping is not None and hasattr(_mmap, "MADV_RANDOM"):
+        mapping.madvise(_mmap.MADV_RANDOM)
 
 
 def _mapping(array: np.ndarray[Any, Any]) -> _mmap.mmap | None:

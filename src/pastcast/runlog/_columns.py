@@ -419,8 +419,9 @@ def read_step_columns(
         ]
         table = rows_table(rows)
         kept = table.select(list(columns)) if columns is not None else table
-        return StepColumns(p, full.header, kept, full.truncated_tail, tail_rows=table.num_rows,
-                           _convert=_from_v1)  # fmt: skip
+        return StepColumns(
+            p, full.header, kept, full.truncated_tail, tail_rows=table.num_rows, _convert=_from_v1
+        )
     header, header_sha256 = _header_bytes(p)
     if not p.is_file():
         empty = columns_schema().empty_table()

@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import mmap
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,7 +25,7 @@ from pastcast.atomic import atomic_directory
 from pastcast.corpus._identity import document_line
 from pastcast.corpus._text import STOPWORDS_UTF8, folded_words
 from pastcast.cutoff import as_utc
-from pastcast.npyfiles import load_npy
+from pastcast.npyfiles import load_npy, map_file
 from pastcast.records import Document
 
 FORMAT = "pastcast-bm25"
@@ -532,14 +530,10 @@ def load_arrays(index_dir: Path, scattered: bool = False) -> IndexArrays:
 
 
 def _mapped(path: Path, scattered: bool = False) -> Any:
-    """A ``.npy`` file's array, or another file's bytes, memory-mapped (an empty file cannot be
-    mapped); ``scattered``: ``load_npy``'s."""
-    if path.suffix == ".npy":
-        return load_npy(path, scattered=scattered)
-    with path.open("rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return b""
-        pages = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    if scattered and hasattr(mmap, "MADV_RANDOM"):
-        pages.madvise(mmap.MADV_RANDOM)
-    return memoryview(pages)
+    """A ``.npy`` file's array, or another file's bytes, memory-mapped; ``scattered``: a search's
+    (``load_npy``)."""
+    return (
+        load_npy(path, scattered=scattered)
+        if path.suffix == ".npy"
+        else map_file(path, scattered=scattered)
+    )
