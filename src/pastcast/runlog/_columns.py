@@ -47,8 +47,8 @@ from pastcast.runlog._companion import (
     write_stamp,
 )
 from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
-from pastcast.runlog._scan import scan_row
-from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord, forecast_json
+from pastcast.runlog._scan import scan
+from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
 
@@ -108,8 +108,7 @@ class StepColumns:
         names = [c for c in FORECAST_COLUMNS if c in self.table.column_names]
         if not len(rows) or not names:
             return self
-        schema = pa.schema([columns_schema().field(c) for c in names])
-        new = rows_table([forecast_row(forecast_json(f)) for f in forecasts], schema)
+        new = rows_table([forecast_row(f, tuple(names)) for f in forecasts], names)
         n = self.table.num_rows
         order = np.arange(n, dtype=np.int64)
         order[np.asarray(rows, dtype=np.int64)] = n + np.arange(len(rows), dtype=np.int64)
@@ -262,29 +261,30 @@ def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
 
 def _records(
     data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert
-) -> tuple[list[dict[str, Any]], bool]:
-    """The rows of the step lines in ``data[:stop]`` (at byte ``pos``, after line ``lineno``):
-    (rows, whether the last line, without its newline, was cut mid-write). A line of the current
-    schema is read by ``scan_row``; any other, and one it cannot vouch for, is parsed and
-    validated as a full record, and raises ``FieldError`` naming its line if it is not one."""
-    rows: list[dict[str, Any]] = []
+) -> tuple[pa.Table, int, bool]:
+    """The columns of the step lines in ``data[:stop]`` (at byte ``pos``, after line ``lineno``),
+    the newlines they end with, and whether the last line, without one, was cut mid-write. A
+    line of the current schema is read by ``scan``; any other, and one it cannot vouch for, is
+    parsed and validated as a full record, and raises ``FieldError`` naming its line if it is
+    not one."""
+    rows: list[list[Any]] = []
+    ends = 0
     for line in _lines(data, stop):
         lineno += 1
         ended = line[-1] == ord("\n")
-        length = len(line) - ended
-        row = scan_row(line, pos, length) if convert is None else None
-        if row is None and (text := bytes(line)).strip():
+        step = scan(line) if convert is None else None
+        if step is None and (text := bytes(line)).strip():
             if not ended:  # the file's last line (only it lacks a newline): cut mid-write?
                 try:
                     safejson.loads(text)
                 except json.JSONDecodeError:
-                    return rows, True
-            record = _parse(text, log, str(lineno), convert)
-            row = step_row(record.model_dump(mode="json"), pos, length)
-        if row is not None:
-            rows.append(row)
+                    return rows_table(rows), ends, True
+            step = _parse(text, log, str(lineno), convert)
+        if step is not None:
+            rows.append(step_row(step, pos, len(line) - ended))
         pos += len(line)
-    return rows, False
+        ends += ended
+    return rows_table(rows), ends, False
 
 
 def _tail(
@@ -307,16 +307,15 @@ def _tail(
                 data += fh.readline(size - pos - len(data))
                 end = data.rfind(b"\n") + 1
             if end:  # whole lines (memory bounded by the block: none copied)
-                table = rows_table(_records(data, end, pos, lineno, log, convert)[0])
-                lines = data.count(b"\n", 0, end)
+                table, lines, _ = _records(data, end, pos, lineno, log, convert)
                 digest = hashlib.sha256(memoryview(data)[:end]).hexdigest()
                 yield table, Segment(pos, pos + end, table.num_rows, lines, digest), False
                 lineno += lines
                 pos += end
             rest = data[end:]
             if rest and pos + len(rest) >= size:  # the last line, without its newline
-                rows, cut = _records(rest, len(rest), pos, lineno, log, convert)
-                yield rows_table(rows), None, cut
+                table, _, cut = _records(rest, len(rest), pos, lineno, log, convert)
+                yield table, None, cut
                 return
             fh.seek(pos)
 
@@ -413,11 +412,9 @@ def read_step_columns(
             raise ValueError(f"no step column {unknown[0]!r}")
     if not header_path(p).is_file():  # schema 1 (header on line 1): the full records, once
         full = read_run_log(p)
-        rows = [
-            step_row(s.model_dump(mode="json"), o, n)
-            for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)
-        ]
-        table = rows_table(rows)
+        table = rows_table(
+            [step_row(s, *n) for s, n in zip(full.steps, _v1_spans(p), strict=False)]
+        )
         kept = table.select(list(columns)) if columns is not None else table
         return StepColumns(
             p, full.header, kept, full.truncated_tail, tail_rows=table.num_rows, _convert=_from_v1

@@ -16,7 +16,6 @@ from pydantic import AfterValidator, BaseModel
 
 from pastcast.cutoff import as_utc
 from pastcast.records import EpisodeRecord, Probabilities
-from pastcast.runlog._companion import step_row
 from pastcast.runlog._schema import StepRecord, market_problem
 
 _KNOWN = {  # the record's own checks, stated as conditions on the values in ``scan_row``
@@ -26,7 +25,9 @@ _KNOWN = {  # the record's own checks, stated as conditions on the values in ``s
 }
 _PROBS = "Forecast.probs"  # a map, read from pairs by ``StepRecord._forecast_from_log``
 _INSTANT = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$"  # as written: read back unchanged
-_PAIR = msgspec.defstruct("Pair", [("label", str), ("p", float)], forbid_unknown_fields=True)
+_PAIR = msgspec.defstruct(
+    "Pair", [("label", str), ("p", float)], forbid_unknown_fields=True, gc=False
+)
 _BULK = {  # skipped, not parsed, but for the calls' names and models (unknown keys in them too)
     **dict.fromkeys(("messages", "notebook_in", "notebook_out"), msgspec.Raw),
     "tool_calls": list[msgspec.defstruct("Tool", [("name", str)])],  # type: ignore[misc]
@@ -73,26 +74,39 @@ def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
         tp = bulk or _type(f.annotation, list(f.metadata), f"{model.__name__}.{name}")
         plain = f.default is None or f.default == () or type(f.default) in (str, int, float, bool)
         spec.append((name, tp, f.default) if plain and not bulk else (name, tp))
-    return msgspec.defstruct(model.__name__, spec, kw_only=True, forbid_unknown_fields=True)
+    return msgspec.defstruct(
+        model.__name__, spec, kw_only=True, forbid_unknown_fields=True, gc=False
+    )
 
 
-def scan_row(line: bytes | memoryview, pos: int, length: int) -> dict[str, Any] | None:
-    """The companion's row of a step line of the current schema (``step_row``) when the record
-    keeps its values as written: probabilities in [0, 1], one positive when usable, no label
-    twice, and the market reference strictly before the cutoff and of its age; None for a line
-    to read as its record."""
+def scan(line: bytes | memoryview) -> Any | None:
+    """A step line of the current schema with the record's attributes (its instants as datetimes,
+    its probabilities as maps) when the record keeps its values as written: probabilities in
+    [0, 1], one positive when usable, no label twice, and the market reference strictly before
+    the cutoff and of its age; None for a line to read as its record."""
     decode = _decoder().decode  # outside the ``try``: a model unknown here fails loudly
     try:
-        record = msgspec.to_builtins(decode(line), enc_hook=lambda raw: None)
-        forecast, grading = record["forecast"], record["grading"]
-        probs = [pair["p"] for pair in forecast["probs"]]
-        at = grading["market_at"] and datetime.fromisoformat(grading["market_at"])
-        ok = all(0.0 <= p <= 1.0 for p in probs) and (any(probs) or not forecast["usable"])
-        for pairs in (forecast["probs"], grading["market_probs"] or ()):
-            ok = ok and len({q["label"] for q in pairs}) == len(pairs)
-        cutoff, age = datetime.fromisoformat(record["cutoff"]), grading["market_age_days"]
-        if ok and market_problem(cutoff, at, age) is None:  # the as-of rule, as the record's
-            return step_row(record, pos, length)
+        step = decode(line)
+        f, g = step.forecast, step.grading
+        probs = {q.label: q.p for q in f.probs}
+        market = None if g.market_probs is None else {q.label: q.p for q in g.market_probs}
+        ok = len(probs) == len(f.probs) and len(market or ()) == len(g.market_probs or ())
+        ok = ok and all(0.0 <= p <= 1.0 for p in probs.values())
+        at = g.market_at and datetime.fromisoformat(g.market_at)
+        cutoff, resolved = (v and datetime.fromisoformat(v) for v in (step.cutoff, g.resolved_at))
+        if (
+            ok
+            and (any(probs.values()) or not f.usable)
+            and market_problem(cutoff, at, g.market_age_days) is None
+        ):  # the as-of rule, as the record's
+            step.cutoff, f.probs, g.market_probs, g.market_at, g.resolved_at = (
+                cutoff,
+                probs,
+                market,
+                at,
+                resolved,
+            )
+            return step
     except (msgspec.DecodeError, ValueError):  # not as written (an impossible date)
         pass
     return None
