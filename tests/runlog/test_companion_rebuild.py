@@ -1,6 +1,6 @@
 """A companion rebuilt from the step file holds the rows the writer wrote as it appended (one
-rule, ``step_row`` of each step as ``scan`` or the full record reads it), and a hand-edited line, an older record and a log of
-an older schema read as their records do."""
+rule, ``step_row`` of each step as ``scan`` or the full record reads it), and a hand-edited
+line, an older record and a log of an older schema read as their records do."""
 
 from __future__ import annotations
 

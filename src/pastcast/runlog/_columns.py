@@ -56,10 +56,11 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 _REBUILD_BYTES = 128 << 20
-"""Bytes of step lines per part when the companion is rebuilt from the JSONL (bounds the memory
-it takes: the block and its rows)."""
+"""Bytes of step lines per part when the companion is rebuilt from the JSONL."""
 
 _CHUNK = 8 << 20
+"""Bytes read at a time (hashing a part, rebuilding): a read of more leaves the processor's
+cache before its lines are read."""
 
 _Convert = Callable[[dict[str, Any]], dict[str, Any]] | None
 """What makes a step line of an older schema the current record's JSON (None: none needed)."""
@@ -260,14 +261,13 @@ def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
 
 
 def _records(
-    data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert
-) -> tuple[pa.Table, int, bool]:
-    """The columns of the step lines in ``data[:stop]`` (at byte ``pos``, after line ``lineno``),
-    the newlines they end with, and whether the last line, without one, was cut mid-write. A
-    line of the current schema is read by ``scan``; any other, and one it cannot vouch for, is
-    parsed and validated as a full record, and raises ``FieldError`` naming its line if it is
-    not one."""
-    rows: list[list[Any]] = []
+    data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert, rows: list[Any]
+) -> tuple[int, bool]:
+    """Add to ``rows`` those of the step lines in ``data[:stop]`` (at byte ``pos``, after line
+    ``lineno``): (the newlines they end with, whether the last line, without one, was cut
+    mid-write). A line of the current schema is read by ``scan``; any other, and one it cannot
+    vouch for, is parsed and validated as a full record, and raises ``FieldError`` naming its
+    line if it is not one."""
     ends = 0
     for line in _lines(data, stop):
         lineno += 1
@@ -278,44 +278,50 @@ def _records(
                 try:
                     safejson.loads(text)
                 except json.JSONDecodeError:
-                    return rows_table(rows), ends, True
+                    return ends, True
             step = _parse(text, log, str(lineno), convert)
         if step is not None:
             rows.append(step_row(step, pos, len(line) - ended))
         pos += len(line)
         ends += ended
-    return rows_table(rows), ends, False
+    return ends, False
 
 
 def _tail(
     log: Path, start: int, size: int, first_line: int, convert: _Convert
 ) -> Iterator[tuple[pa.Table, Segment | None, bool]]:
-    """The rows of the step file from byte ``start`` to ``size``, a block of whole lines at a
-    time: (rows, the segment of them that ends at a newline, whether the last line was cut
+    """The rows of the step file from byte ``start`` to ``size`` in parts of whole lines (about
+    ``_REBUILD_BYTES`` each, read ``_CHUNK`` at a time: hashed and read while in the processor's
+    cache): (rows, the segment of them that ends at a newline, whether the last line was cut
     mid-write), each record read and validated as the writer's (``step_row``); the file's last
     line without its newline is read but never covered (a writer may be finishing it)."""
-    lineno = first_line
+    rows: list[Any] = []
+    lineno, lines, first, digest = first_line, 0, start, hashlib.sha256()
     with log.open("rb") as fh:
         fh.seek(start)
         pos = start
         while pos < size:
-            data = fh.read(min(_REBUILD_BYTES, size - pos))
+            data = fh.read(min(_CHUNK, size - pos))
             if not data:
                 break
             end = data.rfind(b"\n") + 1
-            while not end and pos + len(data) < size:  # a line longer than a block
+            while not end and pos + len(data) < size:  # a line longer than a chunk
                 data += fh.readline(size - pos - len(data))
                 end = data.rfind(b"\n") + 1
-            if end:  # whole lines (memory bounded by the block: none copied)
-                table, lines, _ = _records(data, end, pos, lineno, log, convert)
-                digest = hashlib.sha256(memoryview(data)[:end]).hexdigest()
-                yield table, Segment(pos, pos + end, table.num_rows, lines, digest), False
-                lineno += lines
-                pos += end
-            rest = data[end:]
-            if rest and pos + len(rest) >= size:  # the last line, without its newline
-                table, _, cut = _records(rest, len(rest), pos, lineno, log, convert)
-                yield table, None, cut
+            ends = _records(data, end, pos, lineno, log, convert, rows)[0]
+            digest.update(memoryview(data)[:end])
+            lineno, lines, pos, rest = lineno + ends, lines + ends, pos + end, data[end:]
+            last = rest and pos + len(rest) >= size  # the last line, without its newline
+            if rows and (last or pos >= size or pos - first >= _REBUILD_BYTES):
+                yield (
+                    rows_table(rows),
+                    Segment(first, pos, len(rows), lines, digest.hexdigest()),
+                    False,
+                )
+                rows, lines, first, digest = [], 0, pos, hashlib.sha256()
+            if last:
+                cut = _records(rest, len(rest), pos, lineno, log, convert, rows)[1]
+                yield rows_table(rows), None, cut
                 return
             fh.seek(pos)
 

@@ -18,15 +18,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from pastcast import safejson
 from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
 from pastcast.records import Forecast, answer_attempts, evidence_label_of
@@ -91,7 +93,7 @@ _COLUMNS: tuple[tuple[str, str, _Get], ...] = (
     ("cost_usd", "float", "episode.usage.cost_usd"),
     ("tool_calls", "int", lambda s: len(s.episode.tool_calls)),
     *(
-        (f"{n}_calls", "int", lambda s, n=n: [*map(_NAME, s.episode.tool_calls)].count(n))
+        (f"{n}_calls", "int", lambda s, n=n: [c.name for c in s.episode.tool_calls].count(n))
         for n in ("search", "read")
     ),
     ("models", "strs", lambda s: sorted({c.model for c in s.episode.model_calls})),
@@ -107,7 +109,6 @@ _COLUMNS: tuple[tuple[str, str, _Get], ...] = (
 """The companion's columns, one row per step record in file order: name, type, and the value
 of a step (a record, or a line as ``scan`` reads it: the same attributes)."""
 
-_NAME = attrgetter("name")
 _EPOCH, _US = datetime(1970, 1, 1, tzinfo=UTC), timedelta(microseconds=1)
 
 
@@ -132,33 +133,35 @@ FORECAST_COLUMNS = ("probs", "usable", "failure_reason", "choice", "confidence",
 """The columns a step's forecast fills (``forecast_row``)."""
 
 
-def _array(values: list[Any], type: pa.DataType) -> pa.Array:
-    """``values`` (None: null; a map: its items) as an Arrow array of ``type``, built from
-    buffers: Arrow's conversion of Python objects imports pandas (half a second of a run)."""
+def _array(values: Sequence[Any], type: pa.DataType) -> pa.Array:
+    """``values`` (None: null; pairs: maps of label to p) as an Arrow array of ``type``, built
+    from buffers: Arrow's conversion of Python objects imports pandas (half a second of a run)."""
     import numpy as np
     import pyarrow as pa
 
-    n, present = len(values), [v is not None for v in values]
-    valid = None if all(present) else pa.py_buffer(np.packbits(present, bitorder="little"))
+    n, nulls = len(values), None in values
+    present = np.packbits([v is not None for v in values], bitorder="little") if nulls else b""
+    valid = pa.py_buffer(present) if nulls else None
     if pa.types.is_list(type):
-        sizes = [0 if v is None else len(v) for v in values]
-        items = [x for v in values if v for x in (v.items() if isinstance(v, dict) else v)]
-        ends = pa.py_buffer(np.cumsum([0, *sizes], dtype=np.int32))
-        return pa.Array.from_buffers(
-            type, n, [valid, ends], children=[_array(items, type.value_type)]
-        )
-    if pa.types.is_struct(type):  # of tuples
-        kids = [_array([v[i] for v in values], f.type) for i, f in enumerate(type)]
-        return pa.Array.from_buffers(type, n, [valid], children=kids)
+        lists, kind = [v or {} for v in values] if nulls else values, type.value_type
+        ends = pa.py_buffer(np.cumsum([0, *map(len, lists)], dtype=np.int32))
+        items = [*chain.from_iterable(lists)]  # of pairs: their labels
+        if pa.types.is_struct(kind):  # label/p pairs, held as maps
+            p = [*chain.from_iterable(map(dict.values, lists))]
+            kids = [_array(items, pa.string()), _array(p, pa.float64())]
+            child = pa.Array.from_buffers(kind, len(p), [None], children=kids)
+        else:
+            child = _array(items, kind)
+        return pa.Array.from_buffers(type, n, [valid, ends], children=[child])
     if pa.types.is_string(type):
-        texts = values if valid is None else [v or "" for v in values]
-        data = "".join(texts).encode()
-        sizes = map(len, texts) if data.isascii() else (len(t.encode()) for t in texts)
+        texts = [v or "" for v in values] if nulls else values
+        utf8 = "".join(texts).encode()
+        sizes = map(len, texts) if utf8.isascii() else (len(t.encode()) for t in texts)
         ends = pa.py_buffer(np.cumsum([0, *sizes], dtype=np.int32))
-        return pa.Array.from_buffers(type, n, [valid, ends, pa.py_buffer(data)])
+        return pa.Array.from_buffers(type, n, [valid, ends, pa.py_buffer(utf8)])
     if pa.types.is_timestamp(type):
         values = [0 if v is None else (v - _EPOCH) // _US for v in values]
-    elif valid is not None:
+    elif nulls:
         values = [0 if v is None else v for v in values]
     data = np.array(values, "int64" if pa.types.is_timestamp(type) else str(type))
     if pa.types.is_boolean(type):
@@ -333,7 +336,7 @@ def rows_table(rows: Sequence[Sequence[Any]], names: Sequence[str] = ()) -> pa.T
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def records_table(records: Sequence[StepRecord]) -> pa.Table:
+def records_table(records: Iterable[StepRecord]) -> pa.Table:
     """The companion's rows of records held in memory, each row's ``offset`` its record's index
     (``length`` -1)."""
     return rows_table([step_row(r, i, -1) for i, r in enumerate(records)])
@@ -399,7 +402,7 @@ class CompanionWriter:
         """A record was appended as ``data`` (its line with the newline) at the end: its row is
         made from the line as written, as a rebuild from the step file makes it."""
         if self.enabled:
-            step = scan(data) or StepRecord.model_validate_json(data)
+            step = scan(data) or StepRecord.model_validate(safejson.loads(data))
             self._rows.append(step_row(step, self.end, len(data) - 1))
             self._hash.update(data)
             self._lines += 1

@@ -25,9 +25,7 @@ _KNOWN = {  # the record's own checks, stated as conditions on the values in ``s
 }
 _PROBS = "Forecast.probs"  # a map, read from pairs by ``StepRecord._forecast_from_log``
 _INSTANT = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$"  # as written: read back unchanged
-_PAIR = msgspec.defstruct(
-    "Pair", [("label", str), ("p", float)], forbid_unknown_fields=True, gc=False
-)
+_PAIR = msgspec.defstruct("Pair", [("label", str), ("p", float)], forbid_unknown_fields=True)
 _BULK = {  # skipped, not parsed, but for the calls' names and models (unknown keys in them too)
     **dict.fromkeys(("messages", "notebook_in", "notebook_out"), msgspec.Raw),
     "tool_calls": list[msgspec.defstruct("Tool", [("name", str)])],  # type: ignore[misc]
@@ -74,9 +72,7 @@ def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
         tp = bulk or _type(f.annotation, list(f.metadata), f"{model.__name__}.{name}")
         plain = f.default is None or f.default == () or type(f.default) in (str, int, float, bool)
         spec.append((name, tp, f.default) if plain and not bulk else (name, tp))
-    return msgspec.defstruct(
-        model.__name__, spec, kw_only=True, forbid_unknown_fields=True, gc=False
-    )
+    return msgspec.defstruct(model.__name__, spec, kw_only=True, forbid_unknown_fields=True)
 
 
 def scan(line: bytes | memoryview) -> Any | None:
@@ -86,26 +82,18 @@ def scan(line: bytes | memoryview) -> Any | None:
     the cutoff and of its age; None for a line to read as its record."""
     decode = _decoder().decode  # outside the ``try``: a model unknown here fails loudly
     try:
-        step = decode(line)
+        step: Any = decode(line)
         f, g = step.forecast, step.grading
         probs = {q.label: q.p for q in f.probs}
         market = None if g.market_probs is None else {q.label: q.p for q in g.market_probs}
         ok = len(probs) == len(f.probs) and len(market or ()) == len(g.market_probs or ())
         ok = ok and all(0.0 <= p <= 1.0 for p in probs.values())
-        at = g.market_at and datetime.fromisoformat(g.market_at)
-        cutoff, resolved = (v and datetime.fromisoformat(v) for v in (step.cutoff, g.resolved_at))
-        if (
-            ok
-            and (any(probs.values()) or not f.usable)
-            and market_problem(cutoff, at, g.market_age_days) is None
-        ):  # the as-of rule, as the record's
-            step.cutoff, f.probs, g.market_probs, g.market_at, g.resolved_at = (
-                cutoff,
-                probs,
-                market,
-                at,
-                resolved,
-            )
+        instants = (g.market_at, step.cutoff, g.resolved_at)
+        at, cutoff, resolved = (v and datetime.fromisoformat(v) for v in instants)
+        ok = ok and (any(probs.values()) or not f.usable)
+        if ok and market_problem(cutoff, at, g.market_age_days) is None:  # the record's as-of rule
+            step.cutoff, g.market_at, g.resolved_at = cutoff, at, resolved
+            f.probs, g.market_probs = probs, market
             return step
     except (msgspec.DecodeError, ValueError):  # not as written (an impossible date)
         pass
