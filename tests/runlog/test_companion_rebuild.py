@@ -202,9 +202,13 @@ _EDITS = [
     (lambda r: r.update(cutoff=r["cutoff"].replace("Z", "+00:00")), None),
     (lambda r: r["grading"].update(resolved_at="2024-06-01T02:00:00+02:00"), None),
     (lambda r: r["grading"].update(resolved_at="2024-06-01T02:00:00"), None),  # naive: UTC
+    (lambda r: r["grading"].update(resolved_at="2024-02-30T00:00:00Z"), "resolved_at"),
+    (lambda r: r.update(cutoff="2024-13-01T00:00:00Z"), "cutoff"),  # no such day, month
     (lambda r: r.pop("rollout"), None),  # the record's default
     (lambda r: r["episode"].pop("usage"), None),
+    (lambda r: r["forecast"].pop("probs"), None),  # a default made by a factory
     (lambda r: r.update(step_index="7", attempt=2.0), None),  # numbers as the record reads them
+    (lambda r: r["episode"]["usage"].update(model_calls="1e2"), "model_calls"),  # not as text
     (lambda r: r["forecast"].update(usable="true"), None),
     (lambda r: r["grading"].update(market_probs={"Yes": 0.25, "No": 0.75}), None),  # a map
     (lambda r: r["episode"].update(evidence_tally={"documents": 0}), None),

@@ -1,7 +1,7 @@
-"""A step line's companion row with no record built (docs/runlog.md, "columnar companion"):
-msgspec decodes it in C against types derived from the record's models, taking only values the
-record keeps as written and skipping the episode's bulk structurally. A model that gains a check
-or a field type unknown here fails loudly rather than drift."""
+"""A step line read for its companion row with no record built (docs/runlog.md, "columnar
+companion"): msgspec decodes it in C against types derived from the record's models, taking only
+values the record keeps as written and skipping the episode's bulk structurally. A model that
+gains a check or a field type unknown here fails loudly rather than drift."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pastcast.cutoff import as_utc
 from pastcast.records import EpisodeRecord, Probabilities
 from pastcast.runlog._schema import StepRecord, market_problem
 
-_KNOWN = {  # the record's own checks, stated as conditions on the values in ``scan_row``
+_KNOWN = {  # the record's own checks, stated as conditions on the values in ``scan``
     "StepRecord": {"_market_before_cutoff", "_forecast_from_log", "_forecast_to_log"},
     "Forecast": {"_finite", "_check_finite"},  # both keep probabilities in [0, 1] as written
     "EpisodeRecord": {"_check_indices"},  # of the messages: the bulk, which no column holds
@@ -44,7 +44,7 @@ def _type(tp: Any, meta: list[Any], where: str) -> Any:
     if tp is datetime and meta == [AfterValidator(as_utc)]:
         return Annotated[str, msgspec.Meta(pattern=_INSTANT)]
     if origin is dict and (meta == list(get_args(Probabilities)[1:]) or where == _PROBS):
-        return list[_PAIR]  # type: ignore[valid-type]  # labels each once: ``scan_row``
+        return list[_PAIR]  # type: ignore[valid-type]  # labels each once: ``scan``
     if not all(isinstance(m, Ge | Le) for m in meta):
         raise TypeError(f"{where}: {meta!r} unknown to the scan")
     if tp in (str, int, float, bool) or origin is Literal:
