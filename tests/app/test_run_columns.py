@@ -67,9 +67,9 @@ def _rows_of_records(log: Path) -> list[dict[str, object]]:
         end = data.index(b"\n", pos)
         rows.append((step, pos, end - pos))
         pos = end + 1
-    from pastcast.runlog._companion import step_row  # the row rule itself is under test below
+    from pastcast.runlog._companion import rows_table, step_row  # the row rule, under test
 
-    return [step_row(s.model_dump(mode="json"), o, n) for s, o, n in rows]
+    return rows_table([step_row(s, o, n) for s, o, n in rows]).to_pylist()
 
 
 def _same_json(a: object, b: object) -> bool:

@@ -1,6 +1,6 @@
 """A companion rebuilt from the step file holds the rows the writer wrote as it appended (one
-rule, ``step_row`` of each record's JSON), and a hand-edited line, an older record and a log of
-an older schema read as their records do."""
+rule, ``step_row`` of each step as ``scan`` or the full record reads it), and a hand-edited
+line, an older record and a log of an older schema read as their records do."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pastcast.runlog import (
     records_table,
 )
 from pastcast.runlog._companion import rows_table, step_row
-from pastcast.runlog._scan import _struct, scan_row
+from pastcast.runlog._scan import _struct, scan
 
 
 def _rebuilt(log: Path) -> pa.Table:
@@ -139,13 +139,22 @@ def test_a_log_of_an_older_schema_rebuilds_as_its_records_read(tmp_path: Path) -
     assert table.column("notebook_carried").to_pylist() != [False] * table.num_rows
 
 
+def _row(step: object, line: bytes) -> dict | None:
+    return None if step is None else rows_table([step_row(step, 0, len(line))]).to_pylist()[0]
+
+
 def _record_row(line: bytes) -> dict | None:
     """The row reading and validating ``line`` as a full record gives (None: refused)."""
     try:
         record = StepRecord.model_validate(json.loads(line))
     except ValueError:
         return None
-    return step_row(record.model_dump(mode="json"), 0, len(line))
+    return _row(record, line)
+
+
+def scan_row(line: bytes) -> dict | None:
+    """The row the scan gives ``line`` (None: read as its record)."""
+    return _row(scan(line), line)
 
 
 def test_the_scan_reads_every_line_the_writer_wrote_as_columns(generated: Path) -> None:
@@ -153,9 +162,10 @@ def test_the_scan_reads_every_line_the_writer_wrote_as_columns(generated: Path) 
     written = read_step_columns(generated).table
     rows, pos = [], 0
     for line in generated.read_bytes().splitlines(keepends=True):
-        rows.append(scan_row(line, pos, len(line) - 1))
+        step = scan(line)
+        assert step is not None
+        rows.append(step_row(step, pos, len(line) - 1))
         pos += len(line)
-    assert None not in rows
     assert rows_table(rows).equals(written)
 
 
@@ -192,9 +202,13 @@ _EDITS = [
     (lambda r: r.update(cutoff=r["cutoff"].replace("Z", "+00:00")), None),
     (lambda r: r["grading"].update(resolved_at="2024-06-01T02:00:00+02:00"), None),
     (lambda r: r["grading"].update(resolved_at="2024-06-01T02:00:00"), None),  # naive: UTC
+    (lambda r: r["grading"].update(resolved_at="2024-02-30T00:00:00Z"), "resolved_at"),
+    (lambda r: r.update(cutoff="2024-13-01T00:00:00Z"), "cutoff"),  # no such day, month
     (lambda r: r.pop("rollout"), None),  # the record's default
     (lambda r: r["episode"].pop("usage"), None),
+    (lambda r: r["forecast"].pop("probs"), None),  # a default made by a factory
     (lambda r: r.update(step_index="7", attempt=2.0), None),  # numbers as the record reads them
+    (lambda r: r["episode"]["usage"].update(model_calls="1e2"), "model_calls"),  # not as text
     (lambda r: r["forecast"].update(usable="true"), None),
     (lambda r: r["grading"].update(market_probs={"Yes": 0.25, "No": 0.75}), None),  # a map
     (lambda r: r["episode"].update(evidence_tally={"documents": 0}), None),
@@ -209,10 +223,10 @@ def test_a_line_the_scan_cannot_vouch_for_is_read_as_its_record(
     record = json.loads(generated.read_bytes().splitlines()[_N - 1])
     _a_day_old(record)  # a market reference the scan vouches for
     line = json.dumps(record).encode()
-    assert scan_row(line, 0, len(line)) == _record_row(line) is not None
+    assert scan_row(line) == _record_row(line) is not None
     edit(record)
     line = json.dumps(record).encode()
-    row, expected = scan_row(line, 0, len(line)), _record_row(line)
+    row, expected = scan_row(line), _record_row(line)
     assert row is None or row == expected  # the record's row, or none: read as the record
     edited = _edited(generated, tmp_path / "f", {_N - 1: record})
     if error is not None:
@@ -228,11 +242,11 @@ def test_a_key_written_twice_is_read_as_the_record_reads_it(generated: Path) -> 
     line = generated.read_bytes().splitlines()[_N - 1]
     for twice in (b'{"agent":"other",', b'{"cutoff":"2000-01-01T00:00:00Z",'):
         edited = line.replace(b"{", twice, 1)  # the later one counts, as for the record
-        assert scan_row(edited, 0, len(edited)) == _record_row(edited) is not None
+        assert scan_row(edited) == _record_row(edited) is not None
     bad = b'"termination":"gave_up",'  # before the episode's own, then after it
     for edited in (line.replace(b'"wall_s":', bad + b'"wall_s":', 1),
                    line.replace(b'"stop_reason":', bad + b'"stop_reason":', 1)):  # fmt: skip
-        row, expected = scan_row(edited, 0, len(edited)), _record_row(edited)
+        row, expected = scan_row(edited), _record_row(edited)
         assert row is None or row == expected
     assert expected is None and row is None
 
@@ -293,7 +307,7 @@ def test_random_records_written_rebuild_as_the_writer_wrote_them(
             {**r["episode"]["tool_calls"][0], "name": n, "seq": i} for i, n in enumerate(d["names"])
         ]
         line = json.dumps(r).encode()
-        row, expected = scan_row(line, 0, len(line)), _record_row(line)
+        row, expected = scan_row(line), _record_row(line)
         assert row is None or row == expected
         if expected is not None:
             records.append(StepRecord.model_validate(r))

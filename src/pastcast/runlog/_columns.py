@@ -47,8 +47,8 @@ from pastcast.runlog._companion import (
     write_stamp,
 )
 from pastcast.runlog._io import RunLog, _from_v1, _read_header, header_path, read_run_log
-from pastcast.runlog._scan import scan_row
-from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord, forecast_json
+from pastcast.runlog._scan import scan
+from pastcast.runlog._schema import SCHEMA_VERSION, RunHeader, StepRecord
 from pastcast.runlog._v2 import V2, v2_step
 from pastcast.validation import first_problem
 
@@ -56,10 +56,11 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 _REBUILD_BYTES = 128 << 20
-"""Bytes of step lines per part when the companion is rebuilt from the JSONL (bounds the memory
-it takes: the block and its rows)."""
+"""Bytes of step lines per part when the companion is rebuilt from the JSONL."""
 
 _CHUNK = 8 << 20
+"""Bytes read at a time (hashing a part, rebuilding): a read of more leaves the processor's
+cache before its lines are read."""
 
 _Convert = Callable[[dict[str, Any]], dict[str, Any]] | None
 """What makes a step line of an older schema the current record's JSON (None: none needed)."""
@@ -108,8 +109,7 @@ class StepColumns:
         names = [c for c in FORECAST_COLUMNS if c in self.table.column_names]
         if not len(rows) or not names:
             return self
-        schema = pa.schema([columns_schema().field(c) for c in names])
-        new = rows_table([forecast_row(forecast_json(f)) for f in forecasts], schema)
+        new = rows_table([forecast_row(f, tuple(names)) for f in forecasts], names)
         n = self.table.num_rows
         order = np.arange(n, dtype=np.int64)
         order[np.asarray(rows, dtype=np.int64)] = n + np.arange(len(rows), dtype=np.int64)
@@ -261,61 +261,66 @@ def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
 
 
 def _records(
-    data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert
-) -> tuple[list[dict[str, Any]], bool]:
-    """The rows of the step lines in ``data[:stop]`` (at byte ``pos``, after line ``lineno``):
-    (rows, whether the last line, without its newline, was cut mid-write). A line of the current
-    schema is read by ``scan_row``; any other, and one it cannot vouch for, is parsed and
-    validated as a full record, and raises ``FieldError`` naming its line if it is not one."""
-    rows: list[dict[str, Any]] = []
+    data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert, rows: list[Any]
+) -> tuple[int, bool]:
+    """Add to ``rows`` those of the step lines in ``data[:stop]`` (at byte ``pos``, after line
+    ``lineno``): (the newlines they end with, whether the last line, without one, was cut
+    mid-write). A line of the current schema is read by ``scan``; any other, and one it cannot
+    vouch for, is parsed and validated as a full record, and raises ``FieldError`` naming its
+    line if it is not one."""
+    ends = 0
     for line in _lines(data, stop):
         lineno += 1
         ended = line[-1] == ord("\n")
-        length = len(line) - ended
-        row = scan_row(line, pos, length) if convert is None else None
-        if row is None and (text := bytes(line)).strip():
+        step = scan(line) if convert is None else None
+        if step is None and (text := bytes(line)).strip():
             if not ended:  # the file's last line (only it lacks a newline): cut mid-write?
                 try:
                     safejson.loads(text)
                 except json.JSONDecodeError:
-                    return rows, True
-            record = _parse(text, log, str(lineno), convert)
-            row = step_row(record.model_dump(mode="json"), pos, length)
-        if row is not None:
-            rows.append(row)
+                    return ends, True
+            step = _parse(text, log, str(lineno), convert)
+        if step is not None:
+            rows.append(step_row(step, pos, len(line) - ended))
         pos += len(line)
-    return rows, False
+        ends += ended
+    return ends, False
 
 
 def _tail(
     log: Path, start: int, size: int, first_line: int, convert: _Convert
 ) -> Iterator[tuple[pa.Table, Segment | None, bool]]:
-    """The rows of the step file from byte ``start`` to ``size``, a block of whole lines at a
-    time: (rows, the segment of them that ends at a newline, whether the last line was cut
+    """The rows of the step file from byte ``start`` to ``size`` in parts of whole lines (about
+    ``_REBUILD_BYTES`` each, read ``_CHUNK`` at a time: hashed and read while in the processor's
+    cache): (rows, the segment of them that ends at a newline, whether the last line was cut
     mid-write), each record read and validated as the writer's (``step_row``); the file's last
     line without its newline is read but never covered (a writer may be finishing it)."""
-    lineno = first_line
+    rows: list[Any] = []
+    lineno, lines, first, digest = first_line, 0, start, hashlib.sha256()
     with log.open("rb") as fh:
         fh.seek(start)
         pos = start
         while pos < size:
-            data = fh.read(min(_REBUILD_BYTES, size - pos))
+            data = fh.read(min(_CHUNK, size - pos))
             if not data:
                 break
             end = data.rfind(b"\n") + 1
-            while not end and pos + len(data) < size:  # a line longer than a block
+            while not end and pos + len(data) < size:  # a line longer than a chunk
                 data += fh.readline(size - pos - len(data))
                 end = data.rfind(b"\n") + 1
-            if end:  # whole lines (memory bounded by the block: none copied)
-                table = rows_table(_records(data, end, pos, lineno, log, convert)[0])
-                lines = data.count(b"\n", 0, end)
-                digest = hashlib.sha256(memoryview(data)[:end]).hexdigest()
-                yield table, Segment(pos, pos + end, table.num_rows, lines, digest), False
-                lineno += lines
-                pos += end
-            rest = data[end:]
-            if rest and pos + len(rest) >= size:  # the last line, without its newline
-                rows, cut = _records(rest, len(rest), pos, lineno, log, convert)
+            ends = _records(data, end, pos, lineno, log, convert, rows)[0]
+            digest.update(memoryview(data)[:end])
+            lineno, lines, pos, rest = lineno + ends, lines + ends, pos + end, data[end:]
+            last = rest and pos + len(rest) >= size  # the last line, without its newline
+            if rows and (last or pos >= size or pos - first >= _REBUILD_BYTES):
+                yield (
+                    rows_table(rows),
+                    Segment(first, pos, len(rows), lines, digest.hexdigest()),
+                    False,
+                )
+                rows, lines, first, digest = [], 0, pos, hashlib.sha256()
+            if last:
+                cut = _records(rest, len(rest), pos, lineno, log, convert, rows)[1]
                 yield rows_table(rows), None, cut
                 return
             fh.seek(pos)
@@ -413,11 +418,9 @@ def read_step_columns(
             raise ValueError(f"no step column {unknown[0]!r}")
     if not header_path(p).is_file():  # schema 1 (header on line 1): the full records, once
         full = read_run_log(p)
-        rows = [
-            step_row(s.model_dump(mode="json"), o, n)
-            for s, (o, n) in zip(full.steps, _v1_spans(p), strict=False)
-        ]
-        table = rows_table(rows)
+        table = rows_table(
+            [step_row(s, *n) for s, n in zip(full.steps, _v1_spans(p), strict=False)]
+        )
         kept = table.select(list(columns)) if columns is not None else table
         return StepColumns(
             p, full.header, kept, full.truncated_tail, tail_rows=table.num_rows, _convert=_from_v1

@@ -9,8 +9,8 @@ the SHA-256 of those bytes. A reader trusts a part only when its segments contin
 before it from offset 0 and their bytes hash as recorded (``_columns.read_step_columns``), so a
 stale, truncated, foreign or hand-edited companion is rebuilt from the JSONL, never trusted.
 
-This module holds what the writer and the reader share: the columns, a record's row, the parts'
-metadata, and writing a part. It imports nothing else of the run log's.
+This module holds what the writer and the reader share: the columns, a step's row, the parts'
+metadata, and writing a part. Of the run log's it imports only the schema and the scan.
 """
 
 from __future__ import annotations
@@ -18,23 +18,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import from_json
-
+from pastcast import safejson
 from pastcast.atomic import atomic_path, fsync_dir, write_atomic
 from pastcast.owned import made_kind, mark
-from pastcast.records import EvidenceTally, answer_attempts, evidence_label_of
-from pastcast.runlog._schema import LOGGED_SCORES
+from pastcast.records import Forecast, answer_attempts, evidence_label_of
+from pastcast.runlog._scan import scan
+from pastcast.runlog._schema import LOGGED_SCORES, StepRecord
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from pastcast.runlog._schema import StepRecord
 
 COLUMNS_VERSION = 5
 """The companion's format; a part of another version is rebuilt (2: the evidence label and the
@@ -62,57 +64,63 @@ def columns_path(log_path: str | Path) -> Path:
     return Path(log_path).with_suffix(".columns")
 
 
+_Get = str | Callable[[Any], Any] | None
+"""A column's value of a step: an attribute's path, a function, or None (its line's span)."""
+
+_COLUMNS: tuple[tuple[str, str, _Get], ...] = (
+    *((name, "str", name) for name in ("run_id", "agent", "role", "setting", "event_id")),
+    ("step_index", "int", "step_index"),
+    ("cutoff", "instant", "cutoff"),
+    ("rollout", "int", "rollout"),
+    ("split", "str", "split"),
+    ("category", "str", "category"),
+    ("attempt", "int", "attempt"),
+    ("probs", "pairs", "forecast.probs"),
+    ("usable", "bool", "forecast.usable"),
+    ("failure_reason", "str", "forecast.failure_reason"),
+    ("choice", "str", "forecast.choice"),
+    ("confidence", "float", "forecast.confidence"),
+    ("replies", "int", lambda s: len(answer_attempts(s.forecast.raw_text))),
+    ("truth", "str", "grading.truth"),
+    ("labels", "strs", "grading.labels"),
+    ("market_probs", "pairs", "grading.market_probs"),
+    ("market_at", "instant", "grading.market_at"),
+    ("market_age_days", "float", "grading.market_age_days"),
+    ("resolved_at", "instant", "grading.resolved_at"),
+    *((name, "float", f"scores.{name}") for name in LOGGED_SCORES),
+    ("fallback_used", "bool", "scores.fallback_used"),
+    *((n, "int", f"episode.usage.{n}") for n in ("model_calls", "input_tokens", "output_tokens")),
+    ("cost_usd", "float", "episode.usage.cost_usd"),
+    ("tool_calls", "int", lambda s: len(s.episode.tool_calls)),
+    *(
+        (f"{n}_calls", "int", lambda s, n=n: [c.name for c in s.episode.tool_calls].count(n))
+        for n in ("search", "read")
+    ),
+    ("models", "strs", lambda s: sorted({c.model for c in s.episode.model_calls})),
+    ("wall_s", "float", "episode.wall_s"),
+    ("termination", "str", "episode.termination"),
+    ("error", "str", "episode.error"),
+    ("notebook_carried", "bool", "episode.notebook_carried"),
+    ("evidence", "str", lambda s: evidence_label_of(s.episode.evidence_tally)),
+    ("stop_reason", "str", "episode.stop_reason"),
+    ("offset", "int", None),
+    ("length", "int", None),
+)
+"""The companion's columns, one row per step record in file order: name, type, and the value
+of a step (a record, or a line as ``scan`` reads it: the same attributes)."""
+
+_EPOCH, _US = datetime(1970, 1, 1, tzinfo=UTC), timedelta(microseconds=1)
+
+
 def columns_schema() -> pa.Schema:
-    """The companion's columns: one row per step record, in file order."""
+    """The companion's columns (``_COLUMNS``): one row per step record, in file order."""
     import pyarrow as pa
 
     pairs = pa.list_(pa.struct([("label", pa.string()), ("p", pa.float64())]))
-    instant = pa.timestamp("us", tz="UTC")
-    return pa.schema(
-        [
-            ("run_id", pa.string()),
-            ("agent", pa.string()),
-            ("role", pa.string()),
-            ("setting", pa.string()),
-            ("event_id", pa.string()),
-            ("step_index", pa.int64()),
-            ("cutoff", instant),
-            ("rollout", pa.int64()),
-            ("split", pa.string()),
-            ("category", pa.string()),
-            ("attempt", pa.int64()),
-            ("probs", pairs),
-            ("usable", pa.bool_()),
-            ("failure_reason", pa.string()),
-            ("choice", pa.string()),
-            ("confidence", pa.float64()),
-            ("replies", pa.int64()),
-            ("truth", pa.string()),
-            ("labels", pa.list_(pa.string())),
-            ("market_probs", pairs),
-            ("market_at", instant),
-            ("market_age_days", pa.float64()),
-            ("resolved_at", instant),
-            *((name, pa.float64()) for name in LOGGED_SCORES),
-            ("fallback_used", pa.bool_()),
-            ("model_calls", pa.int64()),
-            ("input_tokens", pa.int64()),
-            ("output_tokens", pa.int64()),
-            ("cost_usd", pa.float64()),
-            ("tool_calls", pa.int64()),
-            ("search_calls", pa.int64()),
-            ("read_calls", pa.int64()),
-            ("models", pa.list_(pa.string())),
-            ("wall_s", pa.float64()),
-            ("termination", pa.string()),
-            ("error", pa.string()),
-            ("notebook_carried", pa.bool_()),
-            ("evidence", pa.string()),
-            ("stop_reason", pa.string()),
-            ("offset", pa.int64()),
-            ("length", pa.int64()),
-        ]
-    )
+    types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(),
+             "instant": pa.timestamp("us", tz="UTC"), "strs": pa.list_(pa.string()),
+             "pairs": pairs}  # fmt: skip
+    return pa.schema([(name, types[kind]) for name, kind, _ in _COLUMNS])
 
 
 def column_probs(value: Sequence[Mapping[str, Any]] | None) -> dict[str, float] | None:
@@ -125,76 +133,40 @@ FORECAST_COLUMNS = ("probs", "usable", "failure_reason", "choice", "confidence",
 """The columns a step's forecast fills (``forecast_row``)."""
 
 
-def _float(value: Any) -> Any:
-    # a record's JSON writes a float that is not finite as text ("NaN", "Infinity")
-    return float(value) if isinstance(value, str) else value
+def _array(values: Sequence[Any], type: pa.DataType) -> pa.Array:
+    """``values`` (None: null; pairs: maps of label to p) as an Arrow array of ``type``, built
+    from buffers: Arrow's conversion of Python objects imports pandas (half a second of a run)."""
+    import numpy as np
+    import pyarrow as pa
 
-
-def _instant(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def forecast_row(forecast: Mapping[str, Any]) -> dict[str, Any]:
-    """The companion's columns of a forecast as a step record's JSON holds it
-    (``FORECAST_COLUMNS``): ``replies`` counts the replies its raw text holds (more than one:
-    read only after a retry, ``answer_attempts``)."""
-    return {
-        "probs": forecast["probs"],
-        "usable": forecast["usable"],
-        "failure_reason": forecast["failure_reason"],
-        "choice": forecast["choice"],
-        "confidence": _float(forecast["confidence"]),
-        "replies": len(answer_attempts(forecast["raw_text"])),
-    }
-
-
-def step_row(record: Mapping[str, Any], offset: int, length: int) -> dict[str, Any]:
-    """The companion's row of a step record given as its JSON object (its line in the step file,
-    parsed), whose line is ``length`` bytes at ``offset``: the one rule of the writer and of a
-    rebuild from the step file. Raises ``KeyError`` or ``TypeError`` where a field is absent or
-    not of its JSON type."""
-    g, s, e = record["grading"], record["scores"], record["episode"]
-    usage, calls, tally = e["usage"], e["tool_calls"], e["evidence_tally"]
-    return {
-        "run_id": record["run_id"],
-        "agent": record["agent"],
-        "role": record["role"],
-        "setting": record["setting"],
-        "event_id": record["event_id"],
-        "step_index": record["step_index"],
-        "cutoff": _instant(record["cutoff"]),
-        "rollout": record["rollout"],
-        "split": record["split"],
-        "category": record["category"],
-        "attempt": record["attempt"],
-        **forecast_row(record["forecast"]),
-        "truth": g["truth"],
-        "labels": g["labels"],
-        "market_probs": g["market_probs"],
-        "market_at": _instant(g["market_at"]),
-        "market_age_days": _float(g["market_age_days"]),
-        "resolved_at": _instant(g["resolved_at"]),
-        **{name: _float(s[name]) for name in LOGGED_SCORES},
-        "fallback_used": s["fallback_used"],
-        "model_calls": usage["model_calls"],
-        "input_tokens": usage["input_tokens"],
-        "output_tokens": usage["output_tokens"],
-        "cost_usd": _float(usage["cost_usd"]),
-        "tool_calls": len(calls),
-        "search_calls": sum(c["name"] == "search" for c in calls),
-        "read_calls": sum(c["name"] == "read" for c in calls),
-        "models": sorted({c["model"] for c in e["model_calls"]}),
-        "wall_s": _float(e["wall_s"]),
-        "termination": e["termination"],
-        "error": e["error"],
-        "notebook_carried": e["notebook_carried"],
-        "evidence": evidence_label_of(
-            None if tally is None else EvidenceTally.model_validate(tally)
-        ),
-        "stop_reason": e["stop_reason"],
-        "offset": offset,
-        "length": length,
-    }
+    n, nulls = len(values), None in values
+    present = np.packbits([v is not None for v in values], bitorder="little") if nulls else b""
+    valid = pa.py_buffer(present) if nulls else None
+    if pa.types.is_list(type):
+        lists, kind = [v or {} for v in values] if nulls else values, type.value_type
+        ends = pa.py_buffer(np.cumsum([0, *map(len, lists)], dtype=np.int32))
+        items = [*chain.from_iterable(lists)]  # of pairs: their labels
+        if pa.types.is_struct(kind):  # label/p pairs, held as maps
+            p = [*chain.from_iterable(map(dict.values, lists))]
+            kids = [_array(items, pa.string()), _array(p, pa.float64())]
+            child = pa.Array.from_buffers(kind, len(p), [None], children=kids)
+        else:
+            child = _array(items, kind)
+        return pa.Array.from_buffers(type, n, [valid, ends], children=[child])
+    if pa.types.is_string(type):
+        texts = [v or "" for v in values] if nulls else values
+        utf8 = "".join(texts).encode()
+        sizes = map(len, texts) if utf8.isascii() else (len(t.encode()) for t in texts)
+        ends = pa.py_buffer(np.cumsum([0, *sizes], dtype=np.int32))
+        return pa.Array.from_buffers(type, n, [valid, ends, pa.py_buffer(utf8)])
+    if pa.types.is_timestamp(type):
+        values = [0 if v is None else (v - _EPOCH) // _US for v in values]
+    elif nulls:
+        values = [0 if v is None else v for v in values]
+    data = np.array(values, "int64" if pa.types.is_timestamp(type) else str(type))
+    if pa.types.is_boolean(type):
+        data = np.packbits(data, bitorder="little")
+    return pa.Array.from_buffers(type, n, [valid, pa.py_buffer(data)])
 
 
 @dataclass(frozen=True)
@@ -329,28 +301,45 @@ def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
     return table.cast(pa.schema([schema.field(c) for c in names]))
 
 
-def rows_table(rows: Sequence[dict[str, Any]], schema: pa.Schema | None = None) -> pa.Table:
-    """The companion's rows (of ``schema``'s columns, else all) as one Arrow table, by Arrow's
-    JSON reader: its conversion of Python objects imports pandas (half a second of a run)."""
-    import pyarrow as pa
-    import pyarrow.json as pj
-    from pydantic_core import to_json
+@cache
+def _getters(names: tuple[str, ...] = ()) -> list[Callable[[Any], Any]]:
+    return [
+        attrgetter(get) if isinstance(get, str) else get
+        for name, _, get in _COLUMNS
+        if get is not None and (not names or name in names)
+    ]
 
-    schema = schema or columns_schema()
-    if not rows:  # ``schema.empty_table()`` imports pandas too
-        return pa.Table.from_batches([], schema=schema)
-    data = b"\n".join([to_json(row, inf_nan_mode="constants") for row in rows])
-    return pj.read_json(
-        pa.BufferReader(data),
-        read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
-        parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
-    )
+
+def step_row(step: Any, offset: int, length: int) -> list[Any]:
+    """The companion's row of a step, a record or a line as ``scan`` reads it (the same
+    attributes), whose line is ``length`` bytes at ``offset``: the one rule of the writer and of
+    a rebuild from the step file. Taken as each step is read, which then goes (a step held
+    costs more to decode than its row to make)."""
+    row = [get(step) for get in _getters()]
+    row += (offset, length)
+    return row
+
+
+def forecast_row(forecast: Forecast, names: tuple[str, ...]) -> list[Any]:
+    """The companion's ``names`` of a forecast (of ``FORECAST_COLUMNS``, in its order)."""
+    step = SimpleNamespace(forecast=forecast)
+    return [get(step) for get in _getters(names)]
+
+
+def rows_table(rows: Sequence[Sequence[Any]], names: Sequence[str] = ()) -> pa.Table:
+    """The companion's rows (of ``names``, else all, in the columns' order) as one table."""
+    import pyarrow as pa
+
+    fields = [f for f in columns_schema() if not names or f.name in names]
+    columns = [*zip(*rows, strict=True)] or [()] * len(fields)
+    arrays = [_array(c, f.type) for c, f in zip(columns, fields, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def records_table(records: Iterable[StepRecord]) -> pa.Table:
     """The companion's rows of records held in memory, each row's ``offset`` its record's index
     (``length`` -1)."""
-    return rows_table([step_row(r.model_dump(mode="json"), i, -1) for i, r in enumerate(records)])
+    return rows_table([step_row(r, i, -1) for i, r in enumerate(records)])
 
 
 STAMP = "verified.json"
@@ -403,7 +392,7 @@ class CompanionWriter:
             for path in part_files(self.folder):
                 path.unlink(missing_ok=True)
             (self.folder / STAMP).unlink(missing_ok=True)
-        self._rows: list[dict[str, Any]] = []
+        self._rows: list[list[Any]] = []
         self._start = end
         self._hash = hashlib.sha256()
         self._lines = 0
@@ -413,7 +402,8 @@ class CompanionWriter:
         """A record was appended as ``data`` (its line with the newline) at the end: its row is
         made from the line as written, as a rebuild from the step file makes it."""
         if self.enabled:
-            self._rows.append(step_row(from_json(data), self.end, len(data) - 1))
+            step = scan(data) or StepRecord.model_validate(safejson.loads(data))
+            self._rows.append(step_row(step, self.end, len(data) - 1))
             self._hash.update(data)
             self._lines += 1
         self.end += len(data)

@@ -1,7 +1,7 @@
-"""A step line's companion row with no record built (docs/runlog.md, "columnar companion"):
-msgspec decodes it in C against types derived from the record's models, taking only values the
-record keeps as written and skipping the episode's bulk structurally. A model that gains a check
-or a field type unknown here fails loudly rather than drift."""
+"""A step line read for its companion row with no record built (docs/runlog.md, "columnar
+companion"): msgspec decodes it in C against types derived from the record's models, taking only
+values the record keeps as written and skipping the episode's bulk structurally. A model that
+gains a check or a field type unknown here fails loudly rather than drift."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from pydantic import AfterValidator, BaseModel
 
 from pastcast.cutoff import as_utc
 from pastcast.records import EpisodeRecord, Probabilities
-from pastcast.runlog._companion import step_row
 from pastcast.runlog._schema import StepRecord, market_problem
 
-_KNOWN = {  # the record's own checks, stated as conditions on the values in ``scan_row``
+_KNOWN = {  # the record's own checks, stated as conditions on the values in ``scan``
     "StepRecord": {"_market_before_cutoff", "_forecast_from_log", "_forecast_to_log"},
     "Forecast": {"_finite", "_check_finite"},  # both keep probabilities in [0, 1] as written
     "EpisodeRecord": {"_check_indices"},  # of the messages: the bulk, which no column holds
@@ -45,7 +44,7 @@ def _type(tp: Any, meta: list[Any], where: str) -> Any:
     if tp is datetime and meta == [AfterValidator(as_utc)]:
         return Annotated[str, msgspec.Meta(pattern=_INSTANT)]
     if origin is dict and (meta == list(get_args(Probabilities)[1:]) or where == _PROBS):
-        return list[_PAIR]  # type: ignore[valid-type]  # labels each once: ``scan_row``
+        return list[_PAIR]  # type: ignore[valid-type]  # labels each once: ``scan``
     if not all(isinstance(m, Ge | Le) for m in meta):
         raise TypeError(f"{where}: {meta!r} unknown to the scan")
     if tp in (str, int, float, bool) or origin is Literal:
@@ -76,23 +75,26 @@ def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
     return msgspec.defstruct(model.__name__, spec, kw_only=True, forbid_unknown_fields=True)
 
 
-def scan_row(line: bytes | memoryview, pos: int, length: int) -> dict[str, Any] | None:
-    """The companion's row of a step line of the current schema (``step_row``) when the record
-    keeps its values as written: probabilities in [0, 1], one positive when usable, no label
-    twice, and the market reference strictly before the cutoff and of its age; None for a line
-    to read as its record."""
+def scan(line: bytes | memoryview) -> Any | None:
+    """A step line of the current schema with the record's attributes (its instants as datetimes,
+    its probabilities as maps) when the record keeps its values as written: probabilities in
+    [0, 1], one positive when usable, no label twice, and the market reference strictly before
+    the cutoff and of its age; None for a line to read as its record."""
     decode = _decoder().decode  # outside the ``try``: a model unknown here fails loudly
     try:
-        record = msgspec.to_builtins(decode(line), enc_hook=lambda raw: None)
-        forecast, grading = record["forecast"], record["grading"]
-        probs = [pair["p"] for pair in forecast["probs"]]
-        at = grading["market_at"] and datetime.fromisoformat(grading["market_at"])
-        ok = all(0.0 <= p <= 1.0 for p in probs) and (any(probs) or not forecast["usable"])
-        for pairs in (forecast["probs"], grading["market_probs"] or ()):
-            ok = ok and len({q["label"] for q in pairs}) == len(pairs)
-        cutoff, age = datetime.fromisoformat(record["cutoff"]), grading["market_age_days"]
-        if ok and market_problem(cutoff, at, age) is None:  # the as-of rule, as the record's
-            return step_row(record, pos, length)
+        step: Any = decode(line)
+        f, g = step.forecast, step.grading
+        probs = {q.label: q.p for q in f.probs}
+        market = None if g.market_probs is None else {q.label: q.p for q in g.market_probs}
+        ok = len(probs) == len(f.probs) and len(market or ()) == len(g.market_probs or ())
+        ok = ok and all(0.0 <= p <= 1.0 for p in probs.values())
+        instants = (g.market_at, step.cutoff, g.resolved_at)
+        at, cutoff, resolved = (v and datetime.fromisoformat(v) for v in instants)
+        ok = ok and (any(probs.values()) or not f.usable)
+        if ok and market_problem(cutoff, at, g.market_age_days) is None:  # the record's as-of rule
+            step.cutoff, g.market_at, g.resolved_at = cutoff, at, resolved
+            f.probs, g.market_probs = probs, market
+            return step
     except (msgspec.DecodeError, ValueError):  # not as written (an impossible date)
         pass
     return None
