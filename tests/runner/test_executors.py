@@ -55,3 +55,81 @@ def test_executors_are_registered_and_checked() -> None:
     assert isinstance(executors.build("local", threads=3), LocalExecutor)
     with pytest.raises(FieldError, match="accepted arguments"):
         executors.build("local", thread=3)
+
+
+def test_the_local_pool_is_up_before_the_first_step_and_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every thread is started by ``start`` (as a tree), none by a submit; no more steps run at
+    # once than threads; a step's exception reaches ``done``; ``close`` drops what has not
+    # started, and a thread of a closed run never takes a step of the next one.
+    import threading
+    from types import SimpleNamespace
+
+    from pastcast.runner import _executors
+
+    gate, lock = threading.Event(), threading.Lock()
+    running, most, seen = [0], [0], []
+
+    def run_step(context: object, task: object) -> object:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        gate.wait(10)
+        with lock:
+            running[0] -= 1
+        if task == "bad":
+            raise ValueError("step failed")
+        return (context, task)
+
+    monkeypatch.setattr(_executors, "run_step", run_step)
+    monkeypatch.setattr(_executors, "prepare_context", lambda context: lambda: ())
+    monkeypatch.setattr(_executors, "forget_context", lambda key: None)
+    pool = LocalExecutor(threads=7)
+    first = SimpleNamespace(key="first", config=None)
+    before = set(threading.enumerate())
+    pool.start(first)  # type: ignore[arg-type]
+    deadline = time.monotonic() + 10
+    while len(set(threading.enumerate()) - before) < 7 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = set(threading.enumerate()) - before
+    assert sorted(t.name for t in started) == [f"pastcast-step_{i}" for i in range(7)]
+    done = threading.Semaphore(0)
+
+    def record(task: object, outcome: object) -> None:
+        seen.append((task, outcome))
+        done.release()
+
+    for task in ["bad", *range(11)]:
+        pool.submit(task, record)  # type: ignore[arg-type]
+    assert set(threading.enumerate()) - before == started  # no thread per submit
+    time.sleep(0.2)
+    assert most[0] == 7 and not seen
+    gate.set()
+    for _ in range(12):
+        assert done.acquire(timeout=10)
+    assert most[0] == 7
+    failed = [o for t, o in seen if t == "bad"]
+    assert len(failed) == 1 and isinstance(failed[0], ValueError)
+    assert sorted(t for t, o in seen if t != "bad") == list(range(11))  # type: ignore[type-var]
+    gate.clear()
+    pool.submit("held-1", record)  # type: ignore[arg-type]
+    pool.submit("held-2", record)  # type: ignore[arg-type]
+    time.sleep(0.1)
+    for _ in range(7):
+        pool.submit("dropped", record)  # type: ignore[arg-type]
+    pool.close()
+    second = SimpleNamespace(key="second", config=None)
+    pool.start(second)  # type: ignore[arg-type]
+    pool.submit("next", record)  # type: ignore[arg-type]
+    gate.set()
+    for _ in range(3):
+        assert done.acquire(timeout=10)
+    assert not done.acquire(timeout=0.3)  # the dropped steps never ran
+    by_task = {t: o for t, o in seen[12:]}
+    assert set(by_task) == {"held-1", "held-2", "next"}
+    assert by_task["next"] == (second, "next")  # taken by the new run's threads
+    pool.close()
+    for thread in started:
+        thread.join(10)
+        assert not thread.is_alive()

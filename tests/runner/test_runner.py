@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 from pathlib import Path
 
@@ -261,3 +262,48 @@ def test_resume_with_the_same_definition_ignores_workers_and_run_identity(tmp_pa
     )
     assert (result.written, result.skipped) == (0, len(first.steps))
     assert read_run_log(out).header == first.header
+
+
+@register_agent("test-gc-probe")
+def _gc_probe() -> object:
+    class Probe:
+        def forecast(self, episode: Episode) -> Forecast:
+            _SEEN_GC.append((gc.get_threshold()[0], gc.get_freeze_count()))
+            raise RuntimeError("probe")
+
+    return Probe()
+
+
+_SEEN_GC: list[tuple[int, int]] = []
+
+
+def test_steps_run_with_a_lighter_collector_and_the_process_gets_its_own_back(
+    tmp_path: Path,
+) -> None:
+    # While steps run, what existed before is frozen out of the collector's scans and it runs
+    # less often; after the run (and after a failed one) the process's own settings are back.
+    before = gc.get_threshold()
+    gc.set_threshold(900, *before[1:])
+    try:
+        _SEEN_GC.clear()
+        _run(tmp_path, agents=(agent_spec("test-gc-probe"),))
+        assert _SEEN_GC and all(t >= 10_000 and frozen > 0 for t, frozen in _SEEN_GC)
+        assert gc.get_threshold()[0] == 900 and gc.get_freeze_count() == 0
+
+        class Failing:  # an executor that fails while steps are being handed out
+            def start(self, context: object) -> None:
+                pass
+
+            def submit(self, task: object, done: object) -> None:
+                raise OSError("no more workers")
+
+            def close(self) -> None:
+                pass
+
+        config = RunConfig(agents=(agent_spec("uniform"),))
+        with pytest.raises(OSError, match="no more workers"):
+            out = tmp_path / "x.jsonl"
+            run_benchmark(tiny_dataset(), None, config, out, executor=Failing())  # type: ignore[arg-type]
+        assert gc.get_threshold()[0] == 900 and gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)

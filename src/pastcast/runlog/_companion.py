@@ -377,10 +377,12 @@ def write_stamp(
 
 class CompanionWriter:
     """The run-log writer's side of the companion: the rows of the records it appends, written
-    as a part once fsynced (every ``PART_ROWS`` records and at close), the last small parts
-    merged. A part covers only bytes already fsynced in the step file, so a crash loses nothing
-    the JSONL kept: the reader rebuilds the tail past the last part. A companion that cannot be
-    written (a full disk, someone else's folder) is given up, never failing the run."""
+    as a part once fsynced (every ``PART_ROWS`` records and at close), every ``_MERGE_AT``
+    small parts merged into one (not at close, which would wait for the rewrite: a reader takes
+    a few parts as fast as one). A part covers only bytes already fsynced in the step file, so a
+    crash loses nothing the JSONL kept: the reader rebuilds the tail past the last part. A
+    companion that cannot be written (a full disk, someone else's folder) is given up, never
+    failing the run."""
 
     def __init__(self, log: Path, header_sha256: str, end: int, *, fresh: bool) -> None:
         self.log = log
@@ -417,7 +419,7 @@ class CompanionWriter:
             return
         try:
             if due:
-                self._write_part(final)
+                self._write_part()
             # The parts as written; the step file as checked once the writer is done with it.
             write_stamp(
                 self.folder,
@@ -428,13 +430,13 @@ class CompanionWriter:
         except OSError:
             self.enabled = False  # the reader rebuilds what is missing from the JSONL
 
-    def _write_part(self, final: bool) -> None:
+    def _write_part(self) -> None:
         segment = Segment(
             self._start, self.end, len(self._rows), self._lines, self._hash.hexdigest()
         )
         path = write_part(self.folder, rows_table(self._rows), self.header_sha256, [segment])
         self._rows, self._start, self._hash, self._lines = [], self.end, hashlib.sha256(), 0
         self._small.append(PartInfo(path, self.header_sha256, (segment,), segment.rows))
-        if len(self._small) >= _MERGE_AT or (final and len(self._small) > 1):
+        if len(self._small) >= _MERGE_AT:
             merge_parts(self.folder, self._small, self.header_sha256)
             self._small = []  # the merged part is left as it is from now on

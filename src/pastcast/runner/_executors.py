@@ -7,8 +7,8 @@ bounded pool of threads (why threads, not asyncio: docs/runs.md, "Concurrency"),
 from __future__ import annotations
 
 import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
 from pastcast.registry import Registry
@@ -24,6 +24,7 @@ from pastcast.runner._work import (
 Done = Callable[[StepTask, StepOutcome | BaseException], None]
 """Called once per submitted task, from any thread, with its outcome or the exception that
 kept it from having one."""
+_Tasks = queue.SimpleQueue[tuple[StepTask, Done] | None]
 
 
 class Executor(Protocol):
@@ -65,8 +66,10 @@ class LocalExecutor:
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads
-        self._pool: ThreadPoolExecutor | None = None
+        self._tasks: queue.SimpleQueue[tuple[StepTask, Done] | None] = queue.SimpleQueue()
+        self._size = 0
         self._context: WorkContext | None = None
+        self._failed: BaseException | None = None
         self.paused: Callable[[], tuple[str, ...]] = lambda: ()
         """Providers paused by their circuit breaker now."""
 
@@ -74,22 +77,52 @@ class LocalExecutor:
         self._context = context
         # Built now, so a corpus that cannot open or a missing sandbox fails before any step.
         self.paused = prepare_context(context)
-        size = self.threads or context.config.workers
-        self._pool = ThreadPoolExecutor(size, thread_name_prefix="pastcast-step")
+        self._size = self.threads or context.config.workers
+        self._tasks = queue.SimpleQueue()  # a thread of an earlier run never takes this one's
+        self._failed = None
+        self._spawn(0, context, self._tasks)
+
+    def _spawn(self, index: int, context: WorkContext, tasks: _Tasks) -> None:
+        if index < self._size:
+            name = f"pastcast-step_{index}"
+            threading.Thread(target=self._serve, args=(index, context, tasks), name=name).start()
+
+    def _serve(self, index: int, context: WorkContext, tasks: _Tasks) -> None:
+        # Each thread starts two more before it takes a step. One after another (a pool's way,
+        # on first use), each start waits for the thread before it to be scheduled: 0.04 to
+        # 0.4 s for 256 on two busy cores; as a tree they are up in about 30 ms, and a run's
+        # first steps go out together (docs/measurements/runner.md).
+        try:
+            for child in (2 * index + 1, 2 * index + 2):
+                self._spawn(child, context, tasks)
+        except RuntimeError as exc:  # no more threads: the next submit says so
+            self._failed = exc
+        while (item := tasks.get()) is not None:
+            task, done = item
+            try:
+                outcome: StepOutcome | BaseException = run_step(context, task)
+            except BaseException as exc:  # handed to the driver, as a failed future would be
+                outcome = exc
+            done(task, outcome)
 
     def submit(self, task: StepTask, done: Done) -> None:
-        if self._pool is None or self._context is None:
+        if self._context is None:
             raise RuntimeError("executor not started")
-        future = self._pool.submit(run_step, self._context, task)
-        future.add_done_callback(lambda f: done(task, f.exception() or f.result()))
+        if self._failed is not None:
+            raise self._failed
+        self._tasks.put((task, done))
 
     def close(self) -> None:
-        if self._pool is not None:
+        if self._context is not None:
             # Only an interrupted run has steps left here (the driver waits for every step it
             # submitted otherwise): those not started are dropped, those running are not waited
             # for (nothing writes them now), so the run's models stop at once after it.
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-        if self._context is not None:
+            while True:
+                try:
+                    self._tasks.get_nowait()
+                except queue.Empty:
+                    break
+            for _ in range(self._size):
+                self._tasks.put(None)  # each thread ends after its step
             forget_context(self._context.key)
             self._context = None
