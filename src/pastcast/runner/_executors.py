@@ -41,7 +41,7 @@ class Executor(Protocol):
 T = TypeVar("T")
 
 
-def drain(items: queue.Queue[T], timeout: float | None = None) -> list[T]:
+def drain(items: queue.Queue[T] | queue.SimpleQueue[T], timeout: float | None = None) -> list[T]:
     """The next item (waited for up to ``timeout``: none then) and every one already queued,
     so what came back together is handled together."""
     try:
@@ -117,11 +117,7 @@ class LocalExecutor:
             # Only an interrupted run has steps left here (the driver waits for every step it
             # submitted otherwise): those not started are dropped, those running are not waited
             # for (nothing writes them now), so the run's models stop at once after it.
-            while True:
-                try:
-                    self._tasks.get_nowait()
-                except queue.Empty:
-                    break
+            drain(self._tasks, 0)
             for _ in range(self._size):
                 self._tasks.put(None)  # each thread ends after its step
             forget_context(self._context.key)
