@@ -323,11 +323,14 @@ def test_a_search_reads_the_pages_it_needs_not_the_read_ahead_around_them(tmp_pa
     index = EmbeddedIndex.open(tmp_path / "index")
     assert index.search(WORDS[0], as_of=datetime(2100, 1, 1, tzinfo=UTC), k=5)
     searched = _read_ahead_off(tmp_path / "index")
-    for name in ("post_ord.npy", "post_tf.npy", "term_hash.npy", "terms.bin", "hits.bin"):
+    for name in ("term_hash.npy", "terms.bin", "hits.bin", "len_prefix.npy", "term_peak.npy"):
         assert searched[name] == {True}, name
     for name in ("docs.jsonl", "id_rank.npy", "directory_hash.npy", "directory_slot.npy"):
         assert searched[name] == {True}, name
-    assert searched["timestamps.npy"] == {False}  # read whole at open: read ahead
+    # read in runs, they keep read-ahead: page by page, a search of an index larger than the
+    # page cache waits for a fault per page of a term's postings (4x the latency at 20M)
+    for name in ("timestamps.npy", "post_ord.npy", "post_tf.npy", "doc_len.npy"):
+        assert searched[name] == {False}, name
     copy = tmp_path / "copy"  # a build's reader goes through every page: read ahead
     shutil.copytree(next((tmp_path / "index" / "parts").iterdir()), copy)
     held = load_arrays(copy)

@@ -509,13 +509,21 @@ def read_manifest(folder: Path, expected: tuple[str, int]) -> dict[str, Any]:
     return manifest
 
 
+_READ_AHEAD = ("timestamps", "post_ord", "post_tf", "doc_len")
+"""Arrays a search reads in runs, so faults keep the device's read-ahead: the timestamps (read
+whole at open) and a term's postings with their lengths. Page by page, a late search of an index
+larger than the page cache waited for 13 times as many faults (docs/measurements/scale.md)."""
+
+
 def load_arrays(index_dir: Path, scattered: bool = False) -> IndexArrays:
     """Open an index written by ``save_arrays``; arrays and the text store are memory-mapped,
-    ``scattered`` for a search, which reads a few pages of each (the timestamps, read whole at
-    open, excepted): a device's read-ahead (8 MB on some) would read whole files."""
+    ``scattered`` for a search, which reads a few pages of each but ``_READ_AHEAD``: a device's
+    read-ahead (8 MB on some) would read the term tables, ids and stores whole."""
     index_dir, few = Path(index_dir), scattered
     manifest = read_manifest(index_dir, (FORMAT, FORMAT_VERSION))
-    arrays = {n: _mapped(index_dir / f"{n}.npy", few and n != "timestamps") for n in _ARRAY_NAMES}
+    arrays = {
+        n: _mapped(index_dir / f"{n}.npy", few and n not in _READ_AHEAD) for n in _ARRAY_NAMES
+    }
     ids = IdColumn(_mapped(index_dir / _ID_STORE, few), _mapped(index_dir / _ID_OFFSETS, few))
     if len(ids) != manifest["doc_count"]:
         raise ValueError(f"{index_dir}: {len(ids)} ids, manifest says {manifest['doc_count']}")
