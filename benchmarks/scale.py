@@ -10,11 +10,14 @@ population of authors) and long articles, over six years with the volume growing
 
     python benchmarks/scale.py --docs 1000000 [--workers 2] [--out results.json] [--dense]
     python benchmarks/scale.py --docs 1000000 --months 4 --build-memory [--compare-src DIR]
+    python benchmarks/scale.py --search-index DIR/scale-*/index [--queries 100] [--uncached]
 
 ``--months`` puts the corpus in fewer, larger months. ``--build-memory`` measures only builds of
 the same source, one after the other: pastcast's (and, with ``--compare-src``, the same command
 run on another checkout's ``src``) and tantivy's (``retrieval_peers.Tantivy``), each as the peak
 RSS summed over its process tree and its CPU seconds, with their ratios and the load.
+``--search-index`` runs only the searches on an index kept by ``--keep`` (``--uncached``: its
+files dropped from the page cache first), with the bytes read and major faults of the process.
 
 Everything is written under a fresh folder in ``--tmp`` and deleted afterwards.
 """
@@ -478,7 +481,23 @@ def main() -> int:
         default=None,
         help="only the dense part, on this index (kept by --keep); its stand-in vectors rewritten",
     )
+    ap.add_argument("--search-index", type=Path, help="only the searches, on this kept index")
+    ap.add_argument(
+        "--uncached", action="store_true", help="--search-index: dropped from the page cache first"
+    )
     args = ap.parse_args()
+    if args.search_index is not None:
+        if args.uncached:  # every file of the index out of the page cache
+            for path in (p for p in args.search_index.rglob("*") if p.is_file()):
+                fd = os.open(path, os.O_RDONLY)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                os.close(fd)
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        found = {"load_before": _load(), **measure_search(args.search_index, args.queries)}
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        found |= {"read_mb": (r1.ru_inblock - r0.ru_inblock) * 512 / 1e6, "load_after": _load()}
+        print(json.dumps(found | {"major_faults": r1.ru_majflt - r0.ru_majflt}, indent=2))
+        return 0
     if args.dense_index is not None:
         from pastcast.corpus.embedded import EmbeddedIndex
 
