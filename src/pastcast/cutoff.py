@@ -47,9 +47,7 @@ class DayConvention(StrEnum):
 
 def as_utc(value: datetime) -> datetime:
     """Return ``value`` as an aware UTC datetime; naive datetimes are taken to be UTC."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def cutoff_for_day(day: date, convention: DayConvention = DayConvention.START_OF_DAY) -> datetime:
@@ -160,9 +158,7 @@ def parse_cutoff(
     if isinstance(value, date):
         return cutoff_for_day(value, convention)
     parsed, bare = _parse(value)
-    if bare:
-        return cutoff_for_day(parsed.date(), convention)
-    return _utc(parsed, value)
+    return cutoff_for_day(parsed.date(), convention) if bare else _utc(parsed, value)
 
 
 def is_visible(timestamp: datetime, cutoff: datetime) -> bool:

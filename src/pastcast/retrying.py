@@ -12,6 +12,7 @@ and ``redact`` keep secrets (passwords in URLs, API keys) out of what a client s
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import http.client
 import io
@@ -113,9 +114,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
-    if "://" not in text:
-        return text
-    return _URL.sub(lambda m: redact_url(m.group()), text)
+    return _URL.sub(lambda m: redact_url(m.group()), text) if "://" in text else text
 
 
 def failure_kind_of_status(status: int) -> FailureKind:
@@ -124,9 +123,7 @@ def failure_kind_of_status(status: int) -> FailureKind:
         return "rate_limited"
     if status >= 500 or status in (408, 409):
         return "server_error"
-    if status in (401, 403, 404):
-        return "unavailable"
-    return "refused"
+    return "unavailable" if status in (401, 403, 404) else "refused"
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -135,17 +132,13 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     lower = {k.lower(): v for k, v in headers.items()}
     ms = lower.get("retry-after-ms")
     if ms is not None:
-        try:
+        with contextlib.suppress(ValueError):
             return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
     value = lower.get("retry-after")
     if value is None:
         return None
-    try:
+    with contextlib.suppress(ValueError):
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         when = parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError):

@@ -124,6 +124,4 @@ def clean_json(obj: Any) -> Any:
         return None
     if isinstance(obj, dict):
         return {k: clean_json(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [clean_json(v) for v in obj]
-    return obj
+    return [clean_json(v) for v in obj] if isinstance(obj, list | tuple) else obj

@@ -31,14 +31,9 @@ class LedgerError(ValueError):
     """A ledger that does not verify; the message names the file and line."""
 
 
-def _canonical(obj: Any) -> bytes:
-    return canonical_json(obj).encode()
-
-
 def _line_hash(seq: int, at: int, prev: str, record: dict[str, Any]) -> str:
-    return hashlib.sha256(
-        _canonical({"seq": seq, "at": at, "prev": prev, "record": record})
-    ).hexdigest()
+    line = {"seq": seq, "at": at, "prev": prev, "record": record}
+    return hashlib.sha256(canonical_json(line).encode()).hexdigest()
 
 
 def _ledger_domain(chain_id: int, genesis_hash: str) -> Domain:
@@ -199,7 +194,7 @@ class LedgerArena:
 
 def _append(path: Path, line: dict[str, Any]) -> None:
     with path.open("ab") as fh:
-        fh.write(_canonical(line) + b"\n")
+        fh.write(canonical_json(line).encode() + b"\n")
         fh.flush()
         os.fsync(fh.fileno())
 

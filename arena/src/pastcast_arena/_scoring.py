@@ -34,9 +34,7 @@ def outcome_code(numerators: Sequence[int], denominator: int, yes_index: int = Y
     yes = numerators[yes_index]
     if yes == denominator:
         return OUTCOME_YES
-    if yes == 0:
-        return OUTCOME_NO
-    return OUTCOME_EXCLUDED
+    return OUTCOME_NO if yes == 0 else OUTCOME_EXCLUDED
 
 
 def payouts_for(yes: bool, yes_index: int = YES_INDEX) -> tuple[int, int]:

@@ -191,10 +191,7 @@ def _find_blocks(text: str) -> tuple[_Block, ...]:
 
 def _inner_object(content: str) -> str:
     spans = _balanced_objects(content)
-    if spans:
-        a, b = spans[-1]
-        return content[a:b]
-    return content.strip()
+    return content[slice(*spans[-1])] if spans else content.strip()
 
 
 # -- balanced objects ------------------------------------------------------------------------

@@ -135,9 +135,7 @@ def _as_json(value: Any) -> Any:
         return value.model_dump(mode="json", exclude_unset=True)
     if isinstance(value, dict):
         return {k: _as_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_as_json(v) for v in value)
-    return value
+    return type(value)(_as_json(v) for v in value) if isinstance(value, list | tuple) else value
 
 
 def _upgraded(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -207,8 +205,5 @@ def call_estimate(spec: AgentSpec, context: CallContext) -> CallEstimate:
 
 def prompts_for(specs: Iterable[AgentSpec]) -> dict[str, str]:
     """Every prompt file the given agents use, ``name.vN`` -> text (for the run-log header)."""
-    out: dict[str, str] = {}
-    for spec in specs:
-        for pid in agent_info(spec).prompt_ids(spec):
-            out[pid] = load_prompt(pid).text
-    return out
+    ids = (pid for spec in specs for pid in agent_info(spec).prompt_ids(spec))
+    return {pid: load_prompt(pid).text for pid in ids}

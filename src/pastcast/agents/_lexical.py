@@ -38,9 +38,7 @@ def _label(shared: int, cue: int, for_side: bool) -> str:
         return "strong"
     if shared >= 2 and lean < 0:
         return "contra"
-    if shared >= 2:
-        return "weak"
-    return "irrel"
+    return "weak" if shared >= 2 else "irrel"
 
 
 def _tally(request: ChatRequest, text: str) -> dict[str, Any]:

@@ -115,10 +115,8 @@ def action_template(
 
 
 def _tools_text(specs: tuple[ToolSpec, ...]) -> str:
-    lines = []
-    for s in specs:
-        args = ", ".join(s.parameters.get("properties", {}))
-        lines.append(f"- {s.name}({args}): {s.description}")
+    args = [", ".join(s.parameters.get("properties", {})) for s in specs]
+    lines = [f"- {s.name}({a}): {s.description}" for s, a in zip(specs, args, strict=True)]
     return "\n".join(lines) or "(none)"
 
 

@@ -101,10 +101,6 @@ def _selection(
     return {**where, "run_id": log.header.run_id}
 
 
-def _no_run(where: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in where.items() if k != "run_id"}
-
-
 def compare_runs(
     base: str | Path,
     tuned: str | Path | None = None,
@@ -143,7 +139,9 @@ def compare_runs(
         raise FieldError(
             "tuned", f"{log_t.path} is the same run and agent as {log_b.path}: nothing to compare"
         )
-    names = tuple(selection_name(_no_run(w)) for w in (where_b, where_t))
+    names = tuple(
+        selection_name({k: v for k, v in w.items() if k != "run_id"}) for w in (where_b, where_t)
+    )
     if names[0] == names[1]:
         names = ("base", "tuned")
     with as_field("base_agent"):

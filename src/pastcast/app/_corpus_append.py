@@ -196,9 +196,7 @@ def index_feed_round(spool: str | Path, index: str | Path | None, written: int) 
     if index is None:
         return None
     fresh = not Path(index).exists() and any(Path(spool).glob("items-*.jsonl"))
-    if not (written or fresh):
-        return None
-    return index_feed(spool, index).indexed
+    return index_feed(spool, index).indexed if written or fresh else None
 
 
 SPOOL_KIND = "feed-spool"

@@ -4,7 +4,7 @@ docstrings are the help of the options that build it (``with_preset``: a preset 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, field_validator
 
@@ -14,11 +14,6 @@ from pastcast.cutoff import DayConvention
 from pastcast.markets import FilterConfig, filter_config
 from pastcast.records import Record
 from pastcast.runner import PresetRecord
-
-
-def _listed(value: Any) -> Any:
-    return value.split(",") if isinstance(value, str) else value
-
 
 CURATION_LEGS = ("bm25", "dense")
 
@@ -40,7 +35,9 @@ class CurationPlan(PresetRecord):
     local:smollm2, scripted:FILE, or a provider plugin's)."""
     out: PathText
     """Curated dataset directory to write (a new one, or one pastcast made)."""
-    retrieval: Annotated[tuple[str, ...], BeforeValidator(_listed)] = CURATION_LEGS
+    retrieval: Annotated[
+        tuple[str, ...], BeforeValidator(lambda v: v.split(",") if isinstance(v, str) else v)
+    ] = CURATION_LEGS
     """Retrieval legs fused by reciprocal rank: bm25,dense (dense needs the 'dense' extra), or
     one of them."""
     embedder: str | None = None

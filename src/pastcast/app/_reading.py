@@ -325,6 +325,4 @@ def runs_frame(
         events = _events(pl, data)
         if events is not None:
             frame = frame.join(events, on="event_id", how="left", maintain_order="left")
-    if backend == "pandas":
-        return frame.collect().to_pandas()
-    return frame
+    return frame.collect().to_pandas() if backend == "pandas" else frame

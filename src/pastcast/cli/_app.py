@@ -171,8 +171,7 @@ class _LazyCommands(dict[str, Any]):
 
     @property
     def _lazy(self) -> list[str]:
-        found = [*COMMANDS, *plugin_commands()]
-        return [n for n in found if n not in self._eager]
+        return [n for n in (*COMMANDS, *plugin_commands()) if n not in self._eager]
 
     def _is_lazy(self, name: object) -> bool:
         if not isinstance(name, str) or name in self._eager:
@@ -207,8 +206,7 @@ class _LazyCommands(dict[str, Any]):
         return len(self.keys())
 
     def keys(self) -> Any:
-        loaded = [n for n in dict.keys(self) if n not in self._lazy]
-        return [*self._lazy, *loaded]
+        return [*self._lazy, *(n for n in dict.keys(self) if n not in self._lazy)]
 
     def values(self) -> Any:
         return [self[n] for n in self.keys()]

@@ -85,9 +85,7 @@ def option_of(field: str, options: Mapping[str, str] | None = None) -> str:
     (a command's own names, e.g. ``{"agents": "--agent"}``), else ``--field-name`` for a plain
     field; a field path (``agents[0].model``) is named by its first part."""
     head = field.split(".")[0].split("[")[0]
-    if options and head in options:
-        return options[head]
-    return "--" + head.replace("_", "-")
+    return options[head] if options and head in options else "--" + head.replace("_", "-")
 
 
 def fail_app(exc: FieldError, options: Mapping[str, str] | None = None) -> NoReturn:

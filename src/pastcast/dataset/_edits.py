@@ -373,17 +373,14 @@ def find_edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
     return tuple(out)
 
 
-def _tidy(text: str) -> str:
-    return re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", text)).strip()
-
-
 def body_as_of(text: str, cutoff: datetime, *, title: bool = False) -> tuple[str, TextEdit | None]:
     """A text taken after ``cutoff``, shown only as far as it existed then: up to its first note
     not dated before the cutoff (returned with the text; None where nothing was cut). A title's
     own start is never a head (it is the question)."""
     for edit in find_edits(text, title):
         if edit.public_from is None or not is_visible(edit.public_from, cutoff):
-            return _tidy(text[: edit.start]), edit
+            kept = re.sub(r"[ \t]+\n", "\n", text[: edit.start])
+            return re.sub(r"\n{3,}", "\n\n", kept).strip(), edit
     return text, None
 
 

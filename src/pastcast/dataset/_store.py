@@ -125,9 +125,7 @@ def _present(rows: Mapping[str, Iterable[Any]]) -> tuple[str, ...]:
 def _canonical(value: Any) -> Any:
     if isinstance(value, date):  # a datetime too
         return value.isoformat()
-    if isinstance(value, float):
-        return repr(value)
-    return value
+    return repr(value) if isinstance(value, float) else value
 
 
 def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:

@@ -92,10 +92,6 @@ class PythonResult(Record):
     """Why the sandbox did not run the code (e.g. code that cannot be encoded)."""
 
 
-def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in schema.items() if k != "title"}
-
-
 @dataclass(frozen=True)
 class ToolDef:
     """One tool, derived from its method."""
@@ -109,7 +105,10 @@ class ToolDef:
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments (pydantic's, without its generated titles)."""
         schema = self.arguments.model_json_schema()
-        props = {k: _without_titles(v) for k, v in schema.get("properties", {}).items()}
+        props = {
+            k: {f: v for f, v in prop.items() if f != "title"}
+            for k, prop in schema.get("properties", {}).items()
+        }
         out: dict[str, Any] = {"type": "object", "properties": props}
         if schema.get("required"):
             out["required"] = list(schema["required"])
@@ -155,8 +154,7 @@ def _argument_model(func: Callable[..., Any]) -> type[BaseModel]:
             continue
         fields[p.name] = (hints[p.name], ... if p.default is p.empty else p.default)
     config = ConfigDict(extra="ignore", frozen=True)
-    model: type[BaseModel] = create_model(f"{func.__name__}_arguments", __config__=config, **fields)
-    return model
+    return create_model(f"{func.__name__}_arguments", __config__=config, **fields)
 
 
 _MARK = "__pastcast_tool__"

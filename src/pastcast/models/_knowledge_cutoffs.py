@@ -84,9 +84,7 @@ def measured_cutoffs_file() -> Path:
     ``knowledge-cutoffs.json`` in pastcast's cache folder (``$PASTCAST_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/pastcast``, else ``~/.cache/pastcast``)."""
     own = os.environ.get(MEASURED_CUTOFFS_ENV)
-    if own:
-        return Path(own)
-    return cache_root() / "knowledge-cutoffs.json"
+    return Path(own) if own else cache_root() / "knowledge-cutoffs.json"
 
 
 class MeasuredCutoff(Record):

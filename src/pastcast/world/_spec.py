@@ -78,6 +78,4 @@ def world_named_by(dataset_id: str) -> World | None:
 
     prefix = f"{WORLD_VERSION}:seed="
     seed = dataset_id.removeprefix(prefix)
-    if seed == dataset_id or not seed.isdigit():
-        return None
-    return build_world(int(seed))
+    return build_world(int(seed)) if seed != dataset_id and seed.isdigit() else None

@@ -342,9 +342,7 @@ class DenseIndex(IndexLookups):
                 chunk, scores = chunk[keep], scores[keep]
             best_o.append(chunk)
             best_s.append(scores)
-        if not best_o:
-            return []
-        return self._best(np.concatenate(best_o), np.concatenate(best_s), k)
+        return self._best(np.concatenate(best_o), np.concatenate(best_s), k) if best_o else []
 
     def _segments(self, n: int) -> tuple[list[Segment], list[tuple[int, int]]]:
         """The admitted ordinals ``[0, n)`` as exact slices (split so that threads can share

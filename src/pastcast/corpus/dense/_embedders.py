@@ -105,9 +105,7 @@ def file_stem(name: str) -> str:
     import re
 
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-    if safe == name:
-        return name
-    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+    return name if safe == name else f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def cached_queries(embedder: Embedder, size: int) -> Callable[[str], F32]:

@@ -4,6 +4,7 @@ external entities); anything else that is not well-formed XML is a ``FieldError`
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 from dataclasses import dataclass, field
@@ -31,10 +32,7 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
     def find(self, *tags: str) -> _Node | None:
-        for child in self.children:
-            if child.tag in tags:
-                return child
-        return None
+        return next((child for child in self.children if child.tag in tags), None)
 
     def all(self, tag: str) -> list[_Node]:
         return [c for c in self.children if c.tag == tag]
@@ -99,10 +97,8 @@ def parse_date(text: str | None) -> datetime | None:
     unreadable (an undated item is dated by when it was fetched)."""
     if not text or not text.strip():
         return None
-    try:
+    with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
         return as_utc(parsedate_to_datetime(text.strip()))
-    except (TypeError, ValueError, IndexError, OverflowError):
-        pass
     try:
         return parse_publication_time(text)
     except (ValueError, OverflowError):

@@ -29,9 +29,7 @@ def crawl_dated(doc: Document) -> bool:
 def _allowed(doc: Document, require: DatingRule) -> bool:
     if require == "metadata":
         return not crawl_dated(doc)
-    if require == "published":
-        return doc.dated_by == "published"
-    return True
+    return require != "published" or doc.dated_by == "published"
 
 
 @dataclass

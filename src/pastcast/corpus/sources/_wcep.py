@@ -56,9 +56,7 @@ def _is_news(text: str) -> bool:
     """A news sentence ends with a source citation such as "(Reuters)"; a topic heading such as
     "Yemeni Civil War (2015–present)" is short and its parenthesis holds a date."""
     m = _CITATION.search(text)
-    if m and not re.search(r"\d", m.group(1)):
-        return True
-    return len(text) > 150
+    return (m is not None and not re.search(r"\d", m.group(1))) or len(text) > 150
 
 
 @dataclass(frozen=True)
