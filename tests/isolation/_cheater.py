@@ -15,6 +15,7 @@ from pastcast.records import Forecast
 
 
 def _label_from_gc(event_id: str) -> str | None:
+    gc.unfreeze()  # a run freezes what existed before its steps out of the listing: undone
     for obj in gc.get_objects():
         if type(obj).__name__ == "Resolution" and getattr(obj, "event_id", None) == event_id:
             return str(obj.label)
