@@ -58,7 +58,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_peers import Tantivy
-from scale import CUTOFFS, TANTIVY_BUILD, children_cpu, queries, run_tree, write_corpus
+from scale import (
+    CUTOFFS,
+    TANTIVY_BUILD,
+    children_cpu,
+    queries,
+    run_tree,
+    uncache,
+    write_corpus,
+)
 
 from pastcast.corpus.embedded import EmbeddedIndex, to_micros
 from pastcast.records import Document
@@ -119,17 +127,6 @@ print(t1 - t0, t2 - t1)
 
 def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
-
-
-def uncache(*folders: Path) -> None:
-    """Every file under ``folders`` out of the page cache (written back first)."""
-    for path in (p for folder in folders for p in folder.rglob("*") if p.is_file()):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fdatasync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
 
 
 def _process(

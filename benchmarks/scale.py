@@ -318,6 +318,17 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def uncache(*folders: Path) -> None:
+    """Every file under ``folders`` out of the page cache (written back first)."""
+    for path in (p for folder in folders for p in folder.rglob("*") if p.is_file()):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 def measure_search(index_dir: Path, n_queries: int) -> dict[str, Any]:
     from pastcast.corpus.embedded import EmbeddedIndex
 
@@ -487,11 +498,8 @@ def main() -> int:
     )
     args = ap.parse_args()
     if args.search_index is not None:
-        if args.uncached:  # every file of the index out of the page cache
-            for path in (p for p in args.search_index.rglob("*") if p.is_file()):
-                fd = os.open(path, os.O_RDONLY)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                os.close(fd)
+        if args.uncached:
+            uncache(args.search_index)
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         found = {"load_before": _load(), **measure_search(args.search_index, args.queries)}
         r1 = resource.getrusage(resource.RUSAGE_SELF)
