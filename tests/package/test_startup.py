@@ -112,3 +112,33 @@ def test_a_run_loads_no_pandas_yaml_or_arrow_compute(tmp_path: Path) -> None:
     assert any((tmp_path / "r.columns").iterdir())  # the companion was written
     assert "pyarrow" in loaded  # the dataset's tables were read
     assert {"pandas", "yaml", "pyarrow.compute"} & loaded == set()
+
+
+def test_a_command_is_imported_without_the_collector_which_comes_back_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+    import importlib
+
+    seen: list[bool] = []
+    real = importlib.import_module
+
+    def probe(name: str, package: str | None = None) -> Any:
+        if name.startswith("pastcast.cli._"):
+            seen.append(gc.isenabled())
+        if name == "pastcast.cli._score":
+            raise ImportError("a dependency is missing")
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", probe)
+    assert gc.isenabled()
+    load_command("stats")
+    with pytest.raises(ImportError):
+        load_command("score")
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()  # a caller's own choice is kept
+    try:
+        load_command("stats")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
