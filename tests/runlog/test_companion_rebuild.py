@@ -21,12 +21,13 @@ from pastcast.runlog import (
     RunLogWriter,
     Scores,
     StepRecord,
+    _columns,
     columns_path,
     read_run_log,
     read_step_columns,
     records_table,
 )
-from pastcast.runlog._companion import rows_table, step_row
+from pastcast.runlog._companion import PartInfo, part_info, rows_table, step_row
 from pastcast.runlog._scan import _struct, scan
 
 
@@ -48,6 +49,22 @@ def test_the_rebuilt_companion_equals_the_one_the_writer_wrote(generated: Path) 
     for name in written.table.column_names:
         assert rebuilt.column(name).equals(written.table.column(name)), name
     assert read_step_columns(generated).table.equals(rebuilt)  # the parts written, read back
+
+
+@pytest.mark.parametrize("chunk", [4096, 20_000, 60_000])  # shorter than every line; a few
+def test_a_rebuild_read_in_pieces_writes_parts_that_hash_as_the_step_file(
+    generated: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # buffers read into in turn while another thread hashes them, and parts of a few pieces
+    written = read_step_columns(generated).table
+    monkeypatch.setattr(_columns, "_CHUNK", chunk)
+    monkeypatch.setattr(_columns, "_REBUILD_BYTES", 300_000)
+    shutil.rmtree(columns_path(generated), ignore_errors=True)
+    rebuilt = read_step_columns(generated)
+    assert rebuilt.table.equals(written) and not (rebuilt.tail_rows or rebuilt.truncated_tail)
+    parts = [part_info(p) for p in rebuilt.parts]
+    assert len(parts) > 3 and all(isinstance(p, PartInfo) for p in parts)
+    assert _columns._hash_check(generated, parts) == len(parts)  # type: ignore[arg-type]
 
 
 V2 = Path(__file__).parent / "fixtures" / "run_v2.jsonl"

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,7 +248,7 @@ def _lock_shared(log: Path) -> int | None:
     return fd
 
 
-def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
+def _lines(data: bytearray, stop: int) -> Iterator[bytearray | memoryview]:
     """The lines of ``data[:stop]`` with their ends, as ``splitlines`` cuts them; not copied
     where none ends in a carriage return (a copy of a block costs a third of its rows' CPU)."""
     if data.find(b"\r", 0, stop) >= 0:
@@ -261,7 +262,7 @@ def _lines(data: bytes, stop: int) -> Iterator[bytes | memoryview]:
 
 
 def _records(
-    data: bytes, stop: int, pos: int, lineno: int, log: Path, convert: _Convert, rows: list[Any]
+    data: bytearray, stop: int, pos: int, lineno: int, log: Path, convert: _Convert, rows: list[Any]
 ) -> tuple[int, bool]:
     """Add to ``rows`` those of the step lines in ``data[:stop]`` (at byte ``pos``, after line
     ``lineno``): (the newlines they end with, whether the last line, without one, was cut
@@ -297,22 +298,32 @@ def _tail(
     line without its newline is read but never covered (a writer may be finishing it)."""
     rows: list[Any] = []
     lineno, lines, first, digest = first_line, 0, start, hashlib.sha256()
-    with log.open("rb") as fh:
+    # Two buffers read into in turn (a new one per read costs its pages' faults), each hashed
+    # by another thread (hashlib lets go of the lock) while this one reads the other's lines.
+    buffers = [bytearray(min(_CHUNK, size - start)) for _ in range(2)]
+    hashing: list[Future[None] | None] = [None, None]
+    with log.open("rb") as fh, ThreadPoolExecutor(1) as hasher:
         fh.seek(start)
-        pos = start
+        pos, turn = start, 0
         while pos < size:
-            data = fh.read(min(_CHUNK, size - pos))
-            if not data:
+            turn ^= 1
+            if (earlier := hashing[turn]) is not None:
+                earlier.result()  # the buffer's bytes are hashed: it may be read into again
+            data = buffers[turn]
+            got = fh.readinto(memoryview(data)[: size - pos])
+            if not got:
                 break
-            end = data.rfind(b"\n") + 1
-            while not end and pos + len(data) < size:  # a line longer than a chunk
-                data += fh.readline(size - pos - len(data))
+            end = data.rfind(b"\n", 0, got) + 1
+            if not end and pos + got < size:  # a line longer than a chunk: a buffer of its own
+                data = data[:got] + fh.readline(size - pos - got)
+                got = len(data)
                 end = data.rfind(b"\n") + 1
+            hashed = hashing[turn] = hasher.submit(digest.update, memoryview(data)[:end])
             ends = _records(data, end, pos, lineno, log, convert, rows)[0]
-            digest.update(memoryview(data)[:end])
-            lineno, lines, pos, rest = lineno + ends, lines + ends, pos + end, data[end:]
+            lineno, lines, pos, rest = lineno + ends, lines + ends, pos + end, data[end:got]
             last = rest and pos + len(rest) >= size  # the last line, without its newline
             if rows and (last or pos >= size or pos - first >= _REBUILD_BYTES):
+                hashed.result()  # (and the one before: the thread hashes in turn)
                 yield (
                     rows_table(rows),
                     Segment(first, pos, len(rows), lines, digest.hexdigest()),

@@ -25,11 +25,13 @@ _KNOWN = {  # the record's own checks, stated as conditions on the values in ``s
 }
 _PROBS = "Forecast.probs"  # a map, read from pairs by ``StepRecord._forecast_from_log``
 _INSTANT = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$"  # as written: read back unchanged
-_PAIR = msgspec.defstruct("Pair", [("label", str), ("p", float)], forbid_unknown_fields=True)
+_PAIR = msgspec.defstruct(
+    "Pair", [("label", str), ("p", float)], forbid_unknown_fields=True, gc=False
+)
 _BULK = {  # skipped, not parsed, but for the calls' names and models (unknown keys in them too)
     **dict.fromkeys(("messages", "notebook_in", "notebook_out"), msgspec.Raw),
-    "tool_calls": list[msgspec.defstruct("Tool", [("name", str)])],  # type: ignore[misc]
-    "model_calls": list[msgspec.defstruct("Call", [("model", str)])],  # type: ignore[misc]
+    "tool_calls": list[msgspec.defstruct("Tool", [("name", str)], gc=False)],  # type: ignore[misc]
+    "model_calls": list[msgspec.defstruct("Call", [("model", str)], gc=False)],  # type: ignore[misc]
 }
 
 
@@ -51,7 +53,7 @@ def _type(tp: Any, meta: list[Any], where: str) -> Any:
         bounds = {k: getattr(m, k) for m in meta for k in ("ge", "le") if hasattr(m, k)}
         return Annotated[tp, msgspec.Meta(**bounds)] if bounds else tp
     if origin is tuple and args[1:] == (...,) and not meta:
-        return list[_type(args[0], [], where)]  # type: ignore[misc]
+        return tuple[_type(args[0], [], where), ...]  # type: ignore[misc]
     if isinstance(tp, type) and issubclass(tp, BaseModel) and not meta:
         return _struct(tp)
     raise TypeError(f"{where}: {tp!r} unknown to the scan")
@@ -72,10 +74,14 @@ def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
         tp = bulk or _type(f.annotation, list(f.metadata), f"{model.__name__}.{name}")
         plain = f.default is None or f.default == () or type(f.default) in (str, int, float, bool)
         spec.append((name, tp, f.default) if plain and not bulk else (name, tp))
-    return msgspec.defstruct(model.__name__, spec, kw_only=True, forbid_unknown_fields=True)
+    # gc=False (here and above): the scan's values hold no cycles; a rebuild makes millions of
+    # them, which the collector need not track
+    return msgspec.defstruct(
+        model.__name__, spec, kw_only=True, forbid_unknown_fields=True, gc=False
+    )
 
 
-def scan(line: bytes | memoryview) -> Any | None:
+def scan(line: bytes | bytearray | memoryview) -> Any | None:
     """A step line of the current schema with the record's attributes (its instants as datetimes,
     its probabilities as maps) when the record keeps its values as written: probabilities in
     [0, 1], one positive when usable, no label twice, and the market reference strictly before
