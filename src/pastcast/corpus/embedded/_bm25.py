@@ -10,7 +10,7 @@ import bisect
 import itertools
 import math
 import mmap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,15 +95,19 @@ def _postings(
     return AsOfStatistics(n, total_len, df), ranges
 
 
-def _prefetch(parts: Sequence[IndexArrays], spans: I64) -> None:
-    """Ask for the pages of each (partition, lo, hi) postings range of ``spans`` that is longer
-    than a page, before it is scored: a search's mappings of the postings read no pages around
-    a fault (``_arrays._READ_AHEAD``), so each page would wait for its own. A range within a
+_PAGE_ROWS = mmap.PAGESIZE // 4  # int32 postings a page holds
+
+
+def _prefetch(parts: Sequence[IndexArrays], spans: Iterable[tuple[int, int, int]]) -> None:
+    """Ask for the pages of each (partition, lo, hi) postings range of ``spans`` longer than a
+    page, before it is scored: a search's mappings of the postings read no pages around a
+    fault (``_arrays._READ_AHEAD``), so each page would wait for its own. A range within a
     page costs one fault either way, and advice on it a system call (about 1 µs) on every
     search, the page cached or not: some 200 ranges a query at 5M. I/O advice only."""
-    for p, lo, hi in spans[spans[:, 2] - spans[:, 1] > mmap.PAGESIZE // 4].tolist():  # int32
-        prefetch_rows(parts[p].post_ord, [(lo, hi)])
-        prefetch_rows(parts[p].post_tf, [(lo, hi)])
+    for p, lo, hi in spans:
+        if hi - lo > _PAGE_ROWS:
+            prefetch_rows(parts[p].post_ord, [(lo, hi)])
+            prefetch_rows(parts[p].post_tf, [(lo, hi)])
 
 
 def as_of_statistics(
@@ -218,7 +222,7 @@ def bm25_top_k(
     else:
         avgdl = stats.total_len / stats.n
         corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
-    rows, df = postings(
+    rows, df, long = postings(
         blocks.table,
         blocks.directory,
         term_hashes(raw),
@@ -226,10 +230,9 @@ def bm25_top_k(
         qoffs,
         last,
         m,
+        _PAGE_ROWS,
     )
-    lo, hi = rows[:, :, 0], rows[:, :, 1]
-    term, blk = np.nonzero(hi > lo)
-    _prefetch(parts, np.stack((blk, lo[term, blk], hi[term, blk]), axis=1))
+    _prefetch(parts, long.tolist())
     return query_top_k(
         blocks.table,
         rows,
@@ -267,7 +270,7 @@ def numpy_top_k(
         return _empty()
     # per partition, the (idf, postings range) of each query term with a visible posting
     own, ranges = _postings(parts, bases, terms, n, future=future)
-    _prefetch(parts, np.array([r for found in ranges for r in found], np.int64).reshape(-1, 3))
+    _prefetch(parts, itertools.chain.from_iterable(ranges))
     corpus = own if stats is None else stats
     per_part: list[_Slices] = [[] for _ in parts]
     for term, found in zip(terms, ranges, strict=True):

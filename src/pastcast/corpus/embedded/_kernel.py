@@ -298,14 +298,22 @@ def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
 
 @numba.njit(cache=_CACHE, nogil=True)
 def postings(
-    table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int
-) -> tuple[I64, I64]:
+    table: Any,
+    directory: Any,
+    qhash: Any,
+    qtext: Any,
+    qoffs: Any,
+    last: int,
+    m: int,
+    longer: int,
+) -> tuple[I64, I64, I64]:
     """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
     ``last``, of which the first ``m`` documents are visible), its bounds there and its id:
-    (lo, hi, largest tf, shortest length, id), hi <= lo where it has none; and each term's document
-    frequency as of the cutoff. A term is found by its hash (``qhash``) in the ``TermDirectory``
-    (keys, starts, block, slot), once for every block, and confirmed in each block's table by its
-    UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
+    (lo, hi, largest tf, shortest length, id), hi <= lo where it has none; each term's document
+    frequency as of the cutoff; and the (block, lo, hi) of the ranges of more than ``longer``
+    postings. A term is found by its hash (``qhash``) in the ``TermDirectory`` (keys, starts,
+    block, slot), once for every block, and confirmed in each block's table by its UTF-8
+    (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
     keys = carray(_pointer(directory[0, 0]), directory[0, 1], np.uint64)
     starts = carray(_pointer(directory[1, 0]), directory[1, 1], np.int64)
     entry_block = carray(_pointer(directory[2, 0]), directory[2, 1], np.int32)
@@ -313,6 +321,8 @@ def postings(
     n_terms = qhash.shape[0]
     rows = np.zeros((n_terms, last + 1, 5), dtype=np.int64)
     df = np.zeros(n_terms, dtype=np.int64)
+    spans = np.empty((n_terms * (last + 1), 3), dtype=np.int64)
+    n_spans = 0
     for t in range(n_terms):
         g = _hash_at(keys, qhash[t])
         if g >= keys.shape[0] or keys[g] != qhash[t]:
@@ -344,7 +354,10 @@ def postings(
             rows[t, blk, 3] = _column(table, blk, _MIN_LEN, np.int64)[tid]
             rows[t, blk, 4] = tid
             df[t] += max(hi - lo, 0)
-    return rows, df
+            if hi - lo > longer:
+                spans[n_spans, 0], spans[n_spans, 1], spans[n_spans, 2] = blk, lo, hi
+                n_spans += 1
+    return rows, df, spans[:n_spans]
 
 
 @numba.njit(cache=_CACHE, nogil=True)
