@@ -362,8 +362,9 @@ def test_a_search_reads_the_pages_it_needs_not_the_read_ahead_around_them(
         assert searched[name] == {True}, name
     for name in ("docs.jsonl", "id_rank.npy", "directory_hash.npy", "directory_slot.npy"):
         assert searched[name] == {True}, name
-    # the postings too: read ahead, the megabytes around a term's postings took a cold first
-    # search at 5M from 0.6 to 1.1 s (docs/measurements/scale.md)
+    # the postings too: their long ranges are asked for above, and the megabytes read ahead
+    # around them took a cold first search at 5M 1.1 to 1.35 s against 0.6 to 0.7 s
+    # (docs/measurements/scale.md)
     for name in ("post_ord.npy", "post_tf.npy"):
         assert searched[name] == {True}, name
     # read in runs, they keep read-ahead: the timestamps whole at open, a term's documents'

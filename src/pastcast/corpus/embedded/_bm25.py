@@ -99,11 +99,10 @@ _PAGE_ROWS = mmap.PAGESIZE // 4  # int32 postings a page holds
 
 
 def _prefetch(parts: Sequence[IndexArrays], spans: Iterable[tuple[int, int, int]]) -> None:
-    """Ask for the pages of each (partition, lo, hi) postings range of ``spans`` longer than a
-    page, before it is scored: a search's mappings of the postings read no pages around a
-    fault (``_arrays._READ_AHEAD``), so each page would wait for its own. A range within a
-    page costs one fault either way, and advice on it a system call (about 1 µs) on every
-    search, the page cached or not: some 200 ranges a query at 5M. I/O advice only."""
+    """Ask for the pages of each (partition, lo, hi) postings range longer than a page before
+    it is scored: mapped without read-ahead (``_arrays._READ_AHEAD``), each page would wait for
+    its own fault. Within a page, one fault costs what the advice would save, and the advice a
+    system call (~1 µs) on every search, cached or not: some 200 a query at 5M."""
     for p, lo, hi in spans:
         if hi - lo > _PAGE_ROWS:
             prefetch_rows(parts[p].post_ord, [(lo, hi)])

@@ -298,14 +298,7 @@ def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
 
 @numba.njit(cache=_CACHE, nogil=True)
 def postings(
-    table: Any,
-    directory: Any,
-    qhash: Any,
-    qtext: Any,
-    qoffs: Any,
-    last: int,
-    m: int,
-    longer: int,
+    table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int, longer: int
 ) -> tuple[I64, I64, I64]:
     """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
     ``last``, of which the first ``m`` documents are visible), its bounds there and its id:
