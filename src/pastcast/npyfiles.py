@@ -117,19 +117,20 @@ def drop_pages(array: np.ndarray[Any, Any]) -> None:
         mapping.madvise(_mmap.MADV_DONTNEED)
 
 
-def prefetch_rows(array: np.ndarray[Any, Any], rows: Iterable[int]) -> None:
-    """Ask for the pages of these ``rows`` of ``array`` (mapped by ``load_npy``) at once: reads
-    of pages the page cache has lost overlap, where each page fault waits for its own."""
+def prefetch_rows(array: np.ndarray[Any, Any], spans: Iterable[tuple[int, int]]) -> None:
+    """Ask for the pages of rows ``lo:hi`` of ``array`` (mapped by ``load_npy``), for each
+    (lo, hi) of ``spans``, at once: reads of pages the page cache has lost overlap, where each
+    page fault waits for its own."""
     mapping = _mapping(array)
     if mapping is None or not hasattr(_mmap, "MADV_WILLNEED") or not array.size:
         return
     # the rows' offsets in the mapping: the array's first byte less the mapping's
     start = array.ctypes.data - np.frombuffer(mapping, dtype=np.uint8, count=1).ctypes.data
     size = array.strides[0]
-    for row in rows:
-        at = start + row * size
+    for lo, hi in spans:
+        at = start + lo * size
         page = at - at % _mmap.PAGESIZE
-        mapping.madvise(_mmap.MADV_WILLNEED, page, at + size - page)
+        mapping.madvise(_mmap.MADV_WILLNEED, page, start + hi * size - page)
 
 
 class NpyReader:

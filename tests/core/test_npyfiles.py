@@ -110,7 +110,7 @@ def test_rows_of_a_scattered_mapping_are_prefetched_whole_and_read_unchanged(
     want = np.random.default_rng(0).standard_normal((5000, 37)).astype(np.float32)
     np.save(tmp_path / "v.npy", want)
     rows = load_npy(tmp_path / "v.npy", scattered=True)
-    prefetch_rows(rows, [0, 1, 27, 2500, 4998, 4999])
+    prefetch_rows(rows, [(0, 2), (27, 28), (2500, 2501), (4998, 5000)])
     np.testing.assert_array_equal(rows[[0, 27, 4999]], want[[0, 27, 4999]])
     with pytest.raises(ValueError):  # the check can fail: a row past the end is refused
-        prefetch_rows(rows, [5000 + 4096])
+        prefetch_rows(rows, [(5000 + 4096, 5000 + 4097)])

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +29,11 @@ from pastcast.corpus._text import (
     text_snippet,
     tokenize_utf8,
 )
-from pastcast.corpus.embedded import EmbeddedIndex
+from pastcast.corpus.embedded import EmbeddedIndex, _bm25
 from pastcast.corpus.embedded._arrays import load_arrays
 from pastcast.corpus.embedded._kernel import _hash_at
 from pastcast.corpus.embedded._maps import DocMaps
+from pastcast.npyfiles import prefetch_rows
 from pastcast.records import Document
 
 # ASCII words and punctuation, accents, a ligature, sharp s, full-width letters, underscores
@@ -317,19 +319,57 @@ def _read_ahead_off(folder: Path) -> dict[str, set[bool]]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="needs Linux's smaps")
-def test_a_search_reads_the_pages_it_needs_not_the_read_ahead_around_them(tmp_path: Path) -> None:
+def test_a_search_reads_the_pages_it_needs_not_the_read_ahead_around_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a device's read-ahead (8 MB on some) made a first search read whole files: 1.6 GB at 5M
-    EmbeddedIndex.build(make_docs(300, seed=3, span_days=70), tmp_path / "index")
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    docs = [  # "alpha" in all, some 1,440 a month: postings longer than a page (1,024 int32)
+        Document(
+            id=f"d{i}", timestamp=start + timedelta(minutes=30 * i), title="", text=t, source="s"
+        )
+        for i, t in enumerate(f"alpha w{i % 7} rare{i}" for i in range(4000))
+    ]
+    EmbeddedIndex.build(docs, tmp_path / "index")
     index = EmbeddedIndex.open(tmp_path / "index")
-    assert index.search(WORDS[0], as_of=datetime(2100, 1, 1, tzinfo=UTC), k=5)
+    asked: list[tuple[int, int, int]] = []  # (array, lo, hi)
+
+    def prefetch(array: np.ndarray, spans: list[tuple[int, int]]) -> None:  # type: ignore[type-arg]
+        asked.extend((id(array), lo, hi) for lo, hi in spans)
+        prefetch_rows(array, spans)  # which refuses a range off the mapping
+
+    monkeypatch.setattr(_bm25, "prefetch_rows", prefetch, raising=False)
+    parts, query = index._parts, "alpha w1 rare5 absent"
+    cutoff = datetime(2024, 2, 25, tzinfo=UTC)  # in February, the last month admitted
+    # the compiled kernel's ranges, and the numpy scorer's (a filtered search)
+    for search in (index.search, partial(index.search, filters=SearchFilter(source="s"))):
+        asked.clear()
+        assert search(query, as_of=cutoff, k=5)
+        # before scoring, exactly the visible postings ranges longer than a page are asked for,
+        # of the postings and their term frequencies; those within a page are left to a fault
+        terms, n = index.query_terms(query), index.count_before(cutoff)
+        _, ranges = _bm25._postings(parts, index._bases, terms, n, future=False)
+        spans = [r for found in ranges for r in found]
+        assert {hi - lo <= 1024 for _, lo, hi in spans} == {True, False}
+        long = [(p, lo, hi) for p, lo, hi in spans if hi - lo > 1024]
+        assert [p for p, _, _ in long] == [0, 1]  # January whole, February's visible part
+        assert long[1][2] < parts[1].term_offsets[parts[1].vocab["alpha"] + 1]
+        arrays = [(parts[p].post_ord, parts[p].post_tf) for p, _, _ in long]
+        want = [(id(a), lo, hi) for (_, lo, hi), two in zip(long, arrays, strict=True) for a in two]
+        assert sorted(asked) == sorted(want)
     searched = _read_ahead_off(tmp_path / "index")
     for name in ("term_hash.npy", "terms.bin", "hits.bin", "len_prefix.npy", "term_peak.npy"):
         assert searched[name] == {True}, name
     for name in ("docs.jsonl", "id_rank.npy", "directory_hash.npy", "directory_slot.npy"):
         assert searched[name] == {True}, name
-    # read in runs, they keep read-ahead: page by page, a search of an index larger than the
-    # page cache waits for a fault per page of a term's postings (41 against 11 ms at 20M)
-    for name in ("timestamps.npy", "post_ord.npy", "post_tf.npy", "doc_len.npy"):
+    # the postings too: their long ranges are asked for above, and the megabytes read ahead
+    # around them took a cold first search at 5M 1.1 to 1.35 s against 0.6 to 0.7 s
+    # (docs/measurements/scale.md)
+    for name in ("post_ord.npy", "post_tf.npy"):
+        assert searched[name] == {True}, name
+    # read in runs, they keep read-ahead: the timestamps whole at open, a term's documents'
+    # lengths scattered over a partition's
+    for name in ("timestamps.npy", "doc_len.npy"):
         assert searched[name] == {False}, name
     copy = tmp_path / "copy"  # a build's reader goes through every page: read ahead
     shutil.copytree(next((tmp_path / "index" / "parts").iterdir()), copy)

@@ -436,7 +436,7 @@ class DenseIndex(IndexLookups):
         order = np.argsort(ords)  # rows in storage order: fewer pages touched
         picked = ords[order]
         if not scan:
-            prefetch_rows(self._rows, picked.tolist())
+            prefetch_rows(self._rows, ((r, r + 1) for r in picked.tolist()))
         rows = np.asarray((self._vectors if scan else self._rows)[picked], np.float64)
         out = np.empty(len(ords), dtype=np.float64)
         # a row-wise reduction, not BLAS: gemv kernels sum a row differently by its position

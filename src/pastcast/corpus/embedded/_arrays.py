@@ -509,10 +509,12 @@ def read_manifest(folder: Path, expected: tuple[str, int]) -> dict[str, Any]:
     return manifest
 
 
-_READ_AHEAD = ("timestamps", "post_ord", "post_tf", "doc_len")
+_READ_AHEAD = ("timestamps", "doc_len")
 """Arrays a search reads in runs, so faults keep the device's read-ahead: the timestamps (read
-whole at open) and a term's postings with their lengths. Page by page, late searches of the 20M
-index, larger than the page cache, took 41 ms against 11 ms (docs/measurements/scale.md)."""
+whole at open) and the lengths of a term's documents. A term's postings are read without it:
+a search asks for the pages of each of their ranges longer than a page before scoring it
+(``_bm25._prefetch``), where the read-ahead read the megabytes around them: a cold first
+search at 5M, 1.1 to 1.35 s against 0.6 to 0.7 s (docs/measurements/scale.md)."""
 
 
 def load_arrays(index_dir: Path, scattered: bool = False) -> IndexArrays:

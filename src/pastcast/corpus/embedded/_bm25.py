@@ -9,7 +9,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Sequence
+import mmap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from pastcast.corpus.embedded._arrays import (
     peak_avgdl,
     term_hashes,
 )
+from pastcast.npyfiles import prefetch_rows
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -91,6 +93,20 @@ def _postings(
             df[term] = count
         ranges.append(found)
     return AsOfStatistics(n, total_len, df), ranges
+
+
+_PAGE_ROWS = mmap.PAGESIZE // 4  # int32 postings a page holds
+
+
+def _prefetch(parts: Sequence[IndexArrays], spans: Iterable[tuple[int, int, int]]) -> None:
+    """Ask for the pages of each (partition, lo, hi) postings range longer than a page before
+    it is scored: mapped without read-ahead (``_arrays._READ_AHEAD``), each page would wait for
+    its own fault. Within a page, one fault costs what the advice would save, and the advice a
+    system call (~1 µs) on every search, cached or not: some 200 a query at 5M."""
+    for p, lo, hi in spans:
+        if hi - lo > _PAGE_ROWS:
+            prefetch_rows(parts[p].post_ord, [(lo, hi)])
+            prefetch_rows(parts[p].post_tf, [(lo, hi)])
 
 
 def as_of_statistics(
@@ -192,7 +208,7 @@ def bm25_top_k(
     k = min(k, n)  # no more hits than documents; keeps k a machine integer for the kernel
     if allowed is not None:
         return numpy_top_k(parts, bases, id_rank, terms, n, k, allowed=allowed, stats=stats)
-    from pastcast.corpus.embedded._kernel import query_top_k
+    from pastcast.corpus.embedded._kernel import postings, query_top_k
 
     assert blocks is not None, "an unfiltered search scores over the block table"
     last = bisect.bisect_left(blocks.starts, n) - 1  # the partition of ordinal n - 1
@@ -205,7 +221,7 @@ def bm25_top_k(
     else:
         avgdl = stats.total_len / stats.n
         corpus = (stats.n, [stats.df.get(term, 0) for term in terms])
-    return query_top_k(
+    rows, df, long = postings(
         blocks.table,
         blocks.directory,
         term_hashes(raw),
@@ -213,6 +229,13 @@ def bm25_top_k(
         qoffs,
         last,
         m,
+        _PAGE_ROWS,
+    )
+    _prefetch(parts, long.tolist())
+    return query_top_k(
+        blocks.table,
+        rows,
+        df,
         n,
         avgdl,
         k,
@@ -246,6 +269,7 @@ def numpy_top_k(
         return _empty()
     # per partition, the (idf, postings range) of each query term with a visible posting
     own, ranges = _postings(parts, bases, terms, n, future=future)
+    _prefetch(parts, itertools.chain.from_iterable(ranges))
     corpus = own if stats is None else stats
     per_part: list[_Slices] = [[] for _ in parts]
     for term, found in zip(terms, ranges, strict=True):

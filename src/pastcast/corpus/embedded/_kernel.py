@@ -297,15 +297,16 @@ def _column(table: Any, blk: int, col: int, dtype: Any) -> Any:
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def _postings(
-    table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int
-) -> tuple[Any, Any]:
+def postings(
+    table: Any, directory: Any, qhash: Any, qtext: Any, qoffs: Any, last: int, m: int, longer: int
+) -> tuple[I64, I64, I64]:
     """``rows[t, blk]``: query term ``t``'s visible postings range in block ``blk`` (up to
     ``last``, of which the first ``m`` documents are visible), its bounds there and its id:
-    (lo, hi, largest tf, shortest length, id), hi <= lo where it has none; and each term's document
-    frequency as of the cutoff. A term is found by its hash (``qhash``) in the ``TermDirectory``
-    (keys, starts, block, slot), once for every block, and confirmed in each block's table by its
-    UTF-8 (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
+    (lo, hi, largest tf, shortest length, id), hi <= lo where it has none; each term's document
+    frequency as of the cutoff; and the (block, lo, hi) of the ranges of more than ``longer``
+    postings. A term is found by its hash (``qhash``) in the ``TermDirectory`` (keys, starts,
+    block, slot), once for every block, and confirmed in each block's table by its UTF-8
+    (``qtext[qoffs[t]:qoffs[t + 1]]``)."""
     keys = carray(_pointer(directory[0, 0]), directory[0, 1], np.uint64)
     starts = carray(_pointer(directory[1, 0]), directory[1, 1], np.int64)
     entry_block = carray(_pointer(directory[2, 0]), directory[2, 1], np.int32)
@@ -313,6 +314,8 @@ def _postings(
     n_terms = qhash.shape[0]
     rows = np.zeros((n_terms, last + 1, 5), dtype=np.int64)
     df = np.zeros(n_terms, dtype=np.int64)
+    spans = np.empty((n_terms * (last + 1), 3), dtype=np.int64)
+    n_spans = 0
     for t in range(n_terms):
         g = _hash_at(keys, qhash[t])
         if g >= keys.shape[0] or keys[g] != qhash[t]:
@@ -344,18 +347,17 @@ def _postings(
             rows[t, blk, 3] = _column(table, blk, _MIN_LEN, np.int64)[tid]
             rows[t, blk, 4] = tid
             df[t] += max(hi - lo, 0)
-    return rows, df
+            if hi - lo > longer:
+                spans[n_spans, 0], spans[n_spans, 1], spans[n_spans, 2] = blk, lo, hi
+                n_spans += 1
+    return rows, df, spans[:n_spans]
 
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _query_kernel(
     table: Any,
-    directory: Any,
-    qhash: Any,
-    qtext: Any,
-    qoffs: Any,
-    last: int,
-    m: int,
+    rows: Any,
+    df: Any,
     n_all: int,
     df_all: Any,
     bases: Any,
@@ -369,7 +371,6 @@ def _query_kernel(
     touched: Any,
     vals: Any,
 ) -> tuple[Any, Any]:
-    rows, df = _postings(table, directory, qhash, qtext, qoffs, last, m)
     idf = np.zeros(len(df))
     for t in range(len(df)):
         if df[t] > 0:  # a term with no visible posting scores nothing
@@ -445,12 +446,8 @@ def _query_kernel(
 
 def query_top_k(
     table: I64,
-    directory: I64,
-    qhash: Any,
-    qtext: Any,
-    qoffs: I64,
-    last: int,
-    m: int,
+    rows: I64,
+    df: I64,
     n: int,
     avgdl: float,
     k: int,
@@ -462,24 +459,18 @@ def query_top_k(
     b: float,
     corpus: tuple[int, list[int]] | None = None,
 ) -> tuple[I64, F64]:
-    """The top ``k`` of every admitted block (block ``last`` up to its ``m``-th document; ``n``
-    visible in all) as global ordinals and scores: score descending, then id ascending (by
-    ``id_rank``). ``table``, ``scratch_size`` (the largest block's document count) and
-    ``peak_avgdl``: of a ``BlockTable``; ``directory``: the addresses and lengths of its
-    blocks' ``TermDirectory`` arrays (``DIRECTORY``); ``id_rank``: read-only (numba compiles,
-    and caches, one version per writability: an index in memory would compile a second); the
-    query terms by hash and UTF-8 (``_postings``);
-    ``corpus``: the document count and the terms' document frequencies of a whole corpus, for
-    the idf."""
-    n_all, df_all = (n, [-1] * len(qhash)) if corpus is None else corpus
+    """The top ``k`` of every admitted block (``n`` documents visible in all) as global ordinals
+    and scores: score descending, then id ascending (by ``id_rank``). ``table``,
+    ``scratch_size`` (the largest block's document count) and ``peak_avgdl``: of a
+    ``BlockTable``; ``rows`` and ``df``: the query terms' visible postings (``postings``);
+    ``id_rank``: read-only (numba compiles, and caches, one version per writability: an index
+    in memory would compile a second); ``corpus``: the document count and the terms' document
+    frequencies of a whole corpus, for the idf."""
+    n_all, df_all = (n, [-1] * len(df)) if corpus is None else corpus
     return _query_kernel(
         table,
-        directory,
-        qhash,
-        qtext,
-        qoffs,
-        last,
-        m,
+        rows,
+        df,
         n_all,
         np.array(df_all, dtype=np.int64),
         bases,
