@@ -330,6 +330,7 @@ LAYERS: list[set[str]] = [
         "serving",
         "lazy",
         "progress",
+        "collector",
     },
     {"records", "retrying"},
     {"registry"},

@@ -4,10 +4,12 @@ line, an older record and a log of an older schema read as their records do."""
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -65,6 +67,29 @@ def test_a_rebuild_read_in_pieces_writes_parts_that_hash_as_the_step_file(
     parts = [part_info(p) for p in rebuilt.parts]
     assert len(parts) > 3 and all(isinstance(p, PartInfo) for p in parts)
     assert _columns._hash_check(generated, parts) == len(parts)  # type: ignore[arg-type]
+
+
+def test_a_rebuild_reads_its_lines_with_the_collector_off_and_turns_it_back_on(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written = read_step_columns(generated).table
+    seen: list[bool] = []
+    real = _columns._records
+
+    def probe(*args: Any) -> tuple[int, bool]:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(_columns, "_records", probe)
+    shutil.rmtree(columns_path(generated), ignore_errors=True)
+    assert gc.isenabled()
+    assert read_step_columns(generated).table.equals(written)
+    assert seen and not any(seen) and gc.isenabled()
+    monkeypatch.setattr(_columns, "_records", lambda *a: 1 / 0)  # a failing read: on again too
+    shutil.rmtree(columns_path(generated), ignore_errors=True)
+    with pytest.raises(ZeroDivisionError):
+        read_step_columns(generated)
+    assert gc.isenabled()
 
 
 V2 = Path(__file__).parent / "fixtures" / "run_v2.jsonl"

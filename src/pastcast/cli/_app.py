@@ -28,6 +28,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from pastcast.cli._common import EXIT_FAILED, EXIT_USAGE, printable
+from pastcast.collector import collector_paused
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -123,10 +124,8 @@ def _plugin_line(name: str) -> str:
 def load_command(name: str) -> Any:
     """The click command ``name`` of ``COMMANDS`` or of a plugin, its module imported now."""
     # A command's import allocates some 10^5 objects and frees none: the collector's passes over
-    # them are a tenth of its CPU (docs/measurements/runner.md, "Start-up").
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    # them are a tenth of its CPU (docs/measurements/runner.md).
+    with collector_paused():
         if name in COMMANDS:
             module = importlib.import_module(f"pastcast.cli._{_HOME.get(name, name)}")
             target = getattr(module, f"{name}_app", None) or getattr(module, "app", None)
@@ -141,9 +140,6 @@ def load_command(name: str) -> Any:
                 raise click.UsageError(
                     f"'{name}' comes from {where}, which cannot be imported ({exc}): {install}"
                 ) from None
-    finally:
-        if collecting:
-            gc.enable()
     holder = typer.Typer(rich_markup_mode=None)  # plain help: wrapped, never cut (see app)
     if isinstance(target, typer.Typer):
         if name in COMMANDS:  # a core group's help is its line here; a plugin's, its own

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pastcast import safejson
+from pastcast.collector import collector_paused
 from pastcast.errors import FieldError
 from pastcast.records import Forecast
 from pastcast.runlog._companion import (
@@ -380,17 +381,20 @@ def _sync(
         tail_rows = 0
         first_line = sum(s.lines for p in valid for s in p.segments)
         truncated = wrote = False
-        for table, segment, cut in _tail(log, covered, size, first_line, convert):
-            truncated = truncated or cut
-            if not table.num_rows:
-                continue
-            if may_write and segment is not None and segment.rows:
-                path = write_part(folder, table, header_sha256, [segment])
-                valid.append(PartInfo(path, header_sha256, (segment,), segment.rows))
-                wrote = True
-            else:
-                tail_rows += table.num_rows
-            tables.append(table.select(list(columns)) if columns is not None else table)
+        # the lines' rows and tables are no garbage: the collector's passes over them were a
+        # twentieth of a rebuild's CPU (docs/measurements/run-log-readers.md)
+        with collector_paused():
+            for table, segment, cut in _tail(log, covered, size, first_line, convert):
+                truncated = truncated or cut
+                if not table.num_rows:
+                    continue
+                if may_write and segment is not None and segment.rows:
+                    path = write_part(folder, table, header_sha256, [segment])
+                    valid.append(PartInfo(path, header_sha256, (segment,), segment.rows))
+                    wrote = True
+                else:
+                    tail_rows += table.num_rows
+                tables.append(table.select(list(columns)) if columns is not None else table)
         if may_write and (wrote or bad or stamp.get("step_file") != file_stamp(log)):
             write_stamp(folder, header_sha256, [p.path for p in valid], file_stamp(log))
         return tables, truncated, notes, tuple(p.path for p in valid), tail_rows
