@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,19 +51,6 @@ def _reason(exc: Exception) -> str:
         if text.startswith(prefix):
             return text[len(prefix) :].strip() or "reverted"
     return text
-
-
-def _revert_types() -> tuple[type[Exception], ...]:
-    from web3.exceptions import ContractLogicError
-
-    types: list[type[Exception]] = [ContractLogicError]
-    try:
-        from eth_tester.exceptions import TransactionFailed
-
-        types.append(TransactionFailed)
-    except ImportError:  # a remote node raises ContractLogicError only
-        pass
-    return tuple(types)
 
 
 def _contract_at(w3: Any, address: str) -> str:
@@ -157,7 +145,14 @@ class EvmArena:
         self.w3 = w3
         self.tester: Any = getattr(w3.provider, "ethereum_tester", None)
         self.operator: str = w3.eth.accounts[0] if w3.eth.accounts else ""
-        self._reverts = _revert_types()
+        from web3.exceptions import ContractLogicError
+
+        reverts: list[type[Exception]] = [ContractLogicError]
+        with suppress(ImportError):  # a remote node raises ContractLogicError only
+            from eth_tester.exceptions import TransactionFailed
+
+            reverts.append(TransactionFailed)
+        self._reverts = tuple(reverts)
 
     def addresses(self) -> dict[str, str]:
         """The deployment's contract addresses by contract name."""

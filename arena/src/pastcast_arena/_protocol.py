@@ -4,6 +4,7 @@ and what an arena offers (``ArenaBackend``), a chain or the ledger alike."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
 from collections.abc import Mapping, Sequence
@@ -96,11 +97,9 @@ def condition_id_for(market_id: str) -> str:
     ids are condition ids), otherwise keccak256 of the id's text (a stable stand-in)."""
     tail = market_id.rpartition(":")[2].lower()
     if tail.startswith("0x") and len(tail) == 66:
-        try:
+        with contextlib.suppress(ValueError):
             bytes.fromhex(tail[2:])
             return tail
-        except ValueError:
-            pass
     return keccak_hex(market_id.encode("utf-8"))
 
 

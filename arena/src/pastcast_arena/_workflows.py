@@ -4,7 +4,7 @@ agents through the same replay (dataset, corpus, retrieval) and agent checks as 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -386,12 +386,10 @@ def arena_simulation(
     figures = False
     if out is not None:
         write_results(out / ROUNDS_FILE, result.results)
-        try:
+        with suppress(ImportError):  # the reports extra may be absent
             from pastcast_arena._section import write_arena_figures
 
             figures = bool(write_arena_figures(result.report, out))
-        except ImportError:  # pragma: no cover - the reports extra is absent
-            pass
     if paper_seeds is None:
         return ArenaSimulation(result, figures=figures)
     labels = {a.name: a.paper_label for a in result.config.archetypes}

@@ -347,18 +347,6 @@ class Curated:
         return sum(j.cached for j in self.result.judgements)
 
 
-def _legs(retrieval: Sequence[str]) -> list[str]:
-    legs = [leg.strip() for leg in retrieval if leg.strip()]
-    bad = [leg for leg in legs if leg not in CURATION_LEGS]
-    if not legs or bad or len(set(legs)) != len(legs):
-        raise FieldError(
-            "retrieval",
-            f"expected a comma-separated list of {', '.join(CURATION_LEGS)}, "
-            f"got {','.join(retrieval)!r}",
-        )
-    return legs
-
-
 def _check_output(path: Path, field: str, kind: str | None) -> None:
     """Refuse, before any work, a folder that cannot be written: one pastcast did not make (a
     dataset is replaced only when pastcast wrote it), a file, a name the file system refuses."""
@@ -401,7 +389,14 @@ def curate_dataset(plan: CurationPlan) -> Curated:
     judge, dataset, corpus, embedder = plan.judge, plan.dataset, plan.corpus, plan.embedder
     with as_field("judge"):  # before the dataset and the corpus are read (minutes, at scale)
         check_model_spec(judge)
-    legs = _legs(plan.retrieval)
+    legs = [leg.strip() for leg in plan.retrieval if leg.strip()]
+    bad = [leg for leg in legs if leg not in CURATION_LEGS]
+    if not legs or bad or len(set(legs)) != len(legs):
+        raise FieldError(
+            "retrieval",
+            f"expected a comma-separated list of {', '.join(CURATION_LEGS)}, "
+            f"got {','.join(plan.retrieval)!r}",
+        )
     if embedder is not None and "dense" not in legs:
         raise FieldError("embedder", "only with a dense leg in the retrieval")
     target = Path(plan.out)

@@ -41,23 +41,6 @@ class Exported:
         return manifest_path(self.out)
 
 
-def _checked_out(out: Path) -> Path:
-    """A file an earlier export wrote (its manifest beside it) may be replaced; nothing else.
-    Its folder is made only when the export is written (a refused export leaves none)."""
-    from pastcast.train import manifest_path
-
-    if out.exists() or out.is_symlink():
-        if not out.is_file() or out.is_symlink():
-            raise FieldError("out", f"{out}: exists and is not a regular file")
-        if not manifest_path(out).is_file():
-            raise FieldError(
-                "out", f"{out}: exists and was not written by pastcast; not replacing it"
-            )
-    with as_field("out", NotADirectoryError):
-        check_makeable(out)
-    return out
-
-
 def export_runs(
     target: ExportTarget,
     run_logs: Sequence[str | Path],
@@ -77,7 +60,7 @@ def export_runs(
     """Write ``target`` (``sft``, ``rewards`` or ``table``) of ``run_logs`` to ``out`` with its
     manifest beside it, as `pastcast export` does (docs/training.md; the options are its
     parameters). ``out`` may replace only a file an earlier export wrote."""
-    from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table
+    from pastcast.train import SplitPolicy, export_rewards, export_sft, export_table, manifest_path
 
     policy = None
     if target != "table":
@@ -86,7 +69,18 @@ def export_runs(
     if target == "rewards" and fallback == "exclude":
         raise FieldError("fallback", "a reward export scores every step: uniform or worst")
     opened = [open_dataset(d, field=f"datasets[{i}]") for i, d in enumerate(datasets or ())]
-    path = _checked_out(Path(out))
+    # A file an earlier export wrote (its manifest beside it) may be replaced; nothing else.
+    # Its folder is made only when the export is written (a refused export leaves none).
+    path = Path(out)
+    if path.exists() or path.is_symlink():
+        if not path.is_file() or path.is_symlink():
+            raise FieldError("out", f"{path}: exists and is not a regular file")
+        if not manifest_path(path).is_file():
+            raise FieldError(
+                "out", f"{path}: exists and was not written by pastcast; not replacing it"
+            )
+    with as_field("out", NotADirectoryError):
+        check_makeable(path)
     if target == "table":  # the step columns are enough
         from pastcast.train import TABLE_COLUMNS_READ
 

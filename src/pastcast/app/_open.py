@@ -87,24 +87,21 @@ def check_search_options(retrieval: str, **options: Any) -> dict[str, Any]:
     for dense_only in ("embedder", "nprobe", "vectors"):
         if dense_only in given and retrieval == "bm25":
             raise FieldError(dense_only, "is only for retrieval dense or hybrid")
-    if isinstance(given.get("embedder"), str):
-        _check_served(given["embedder"])
+    name = given.get("embedder")
+    if isinstance(name, str):
+        # An embedder served elsewhere (a paper's Qwen3, an OpenAI-compatible one) is built,
+        # which sends nothing, so that a missing address is refused before any index is built
+        # or embedded; a local model is only loaded when the corpus opens.
+        from pastcast.corpus.dense import embedders, resolve_embedder
+
+        kind = name if name in embedders else name.partition(":")[0]
+        if kind in embedders and embedders.get(kind).meta.get("takes_spec"):
+            with within("embedder"):
+                built = resolve_embedder(name)
+            close = getattr(built, "close", None)
+            if callable(close):
+                close()
     return given
-
-
-def _check_served(name: str) -> None:
-    """An embedder served elsewhere (a paper's Qwen3, an OpenAI-compatible one) is built, which
-    sends nothing, so that a missing address is refused before any index is built or embedded;
-    a local model is only loaded when the corpus opens."""
-    from pastcast.corpus.dense import embedders, resolve_embedder
-
-    kind = name if name in embedders else name.partition(":")[0]
-    if kind in embedders and embedders.get(kind).meta.get("takes_spec"):
-        with within("embedder"):
-            built = resolve_embedder(name)
-        close = getattr(built, "close", None)
-        if callable(close):
-            close()
 
 
 def open_corpus(

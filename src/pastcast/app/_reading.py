@@ -47,20 +47,16 @@ class RunsRead:
         return self.runs.dataset
 
 
-def _file_id(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
 def _distinct_files(paths: Sequence[Path], notes: list[str]) -> Iterator[Path]:
     """``paths`` less those naming a file given before (the same device and inode, else the
     same resolved path), each left out with a note."""
     by_file: dict[tuple[int, int] | Path, Path] = {}
     for path in paths:
-        ident: tuple[int, int] | Path = _file_id(path) or path.resolve()
+        try:
+            st = os.stat(path)
+            ident: tuple[int, int] | Path = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = path.resolve()
         if ident in by_file:
             notes.append(f"{path}: the same run log as {by_file[ident]}; read once")
             continue

@@ -129,13 +129,6 @@ def check_sandbox(env: EnvConfig, field: str = "budgets.python_tool") -> None:
         )
 
 
-def _check_out(log: Path, resume: bool) -> None:
-    if (log.exists() or log.is_symlink()) and (not log.is_file() or log.is_symlink()):
-        raise FieldError("out", f"{log}: exists and is not a regular file (a run log is one)")
-    if resume and not (header_path(log).is_file() or (log.is_file() and log.stat().st_size)):
-        raise FieldError("resume", f"finds no run log at {log} to resume")
-
-
 def _rescheduled(dataset: Dataset, schedule: str | None) -> Dataset:
     with as_field("schedule"):
         return reschedule(dataset, schedule)
@@ -188,7 +181,10 @@ def run_plan(
     Errors of the run itself propagate (``ValueError``, ``RuntimeError``)."""
     log = Path(out if out is not None else plan.out)
     tell = notes or _log.warning
-    _check_out(log, resume)
+    if (log.exists() or log.is_symlink()) and (not log.is_file() or log.is_symlink()):
+        raise FieldError("out", f"{log}: exists and is not a regular file (a run log is one)")
+    if resume and not (header_path(log).is_file() or (log.is_file() and log.stat().st_size)):
+        raise FieldError("resume", f"finds no run log at {log} to resume")
     with as_field("agents", FieldError, ValidationError):
         config = plan.run_config()
     with as_field("concurrency.executor", RuntimeError, ValueError):

@@ -128,16 +128,6 @@ def _labels(read: RunsRead, column: str, missing: str) -> list[str]:
     return [names[c] for c in codes.tolist()]
 
 
-def _edges(edges: str | Sequence[int]) -> tuple[int, ...]:
-    try:
-        cuts = tuple(int(x) for x in (edges.split(",") if isinstance(edges, str) else edges))
-    except ValueError:
-        raise FieldError("edges", f"expected comma-separated integers, not {edges!r}") from None
-    if not cuts or list(cuts) != sorted(set(cuts)) or cuts[0] < 1:
-        raise FieldError("edges", f"expected increasing positive integers, not {edges!r}")
-    return cuts
-
-
 def coverage_bins(
     run_logs: Sequence[str | Path],
     *,
@@ -154,7 +144,12 @@ def coverage_bins(
     ``bins="label"`` by the agent's own evidence label from its tally instead (strong, weak,
     none, untallied: Hindcast Table 1, whose bin sizes are Table 6)."""
     groups = group_columns(by, TABLE_COLUMNS)
-    cuts = _edges(edges)
+    try:
+        cuts = tuple(int(x) for x in (edges.split(",") if isinstance(edges, str) else edges))
+    except ValueError:
+        raise FieldError("edges", f"expected comma-separated integers, not {edges!r}") from None
+    if not cuts or list(cuts) != sorted(set(cuts)) or cuts[0] < 1:
+        raise FieldError("edges", f"expected increasing positive integers, not {edges!r}")
     # the score table and the evidence labels from the step columns; the documents a step saw
     # (its tool results) from each record, streamed, as one integer a step
     label = bins == "label"

@@ -255,9 +255,7 @@ def _split_loglik(k: np.ndarray, n: np.ndarray) -> tuple[int, float, float, floa
         ll = _loglik(k1, n1) + _loglik(k2, n2)
         if best is None or ll > best[0] + 1e-12:
             best = (ll, c, a, b)
-    if best is None:
-        return None
-    return best[1], best[2], best[3], best[0] - _loglik(tk, tn)
+    return None if best is None else (best[1], best[2], best[3], best[0] - _loglik(tk, tn))
 
 
 def change_point(

@@ -162,12 +162,6 @@ def _shown_dates(result: str) -> Iterator[tuple[str, datetime]]:
             yield item["id"], when
 
 
-def _price_strings(p: float) -> set[str]:
-    """How a price may be printed, if it is distinctive enough to search for (4+ decimals)."""
-    out = {repr(p), f"{p:.4f}"}
-    return {s for s in out if len(s.partition(".")[2].rstrip("0")) >= 4}
-
-
 def _post_cutoff_prices(ds: Dataset, rec: StepRecord) -> dict[str, str]:
     """Price text printed only on days that had not ended by the step's cutoff -> its day."""
     last = last_complete_day(rec.cutoff)
@@ -175,7 +169,9 @@ def _post_cutoff_prices(ds: Dataset, rec: StepRecord) -> dict[str, str]:
     after: dict[str, str] = {}
     for b in ds.beliefs.get(rec.event_id, ()):
         for label, p in b.probs.items():
-            for s in _price_strings(p):
+            for s in {repr(p), f"{p:.4f}"}:  # how a price may be printed
+                if len(s.partition(".")[2].rstrip("0")) < 4:
+                    continue  # not distinctive enough to search for (4+ decimals)
                 if b.day <= last:
                     before.add(s)
                 else:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, fields
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -132,7 +132,24 @@ def _import(ctx: typer.Context, kind: type[MarketImport], run: Callable[[Any], I
     try:
         imported = run(plan)
     except NothingKept as exc:
-        _kept_nothing(exc, as_json)
+        # the funnel of an import that kept nothing, on stdout (as JSON with ``as_json``), and
+        # what would keep events; then the error line (exit 2)
+        if as_json:
+            print_json(
+                {
+                    "error": exc.reason,
+                    "events": 0,
+                    "steps": 0,
+                    "funnel": [asdict(stage) for stage in exc.report.funnel],
+                    "relax": list(exc.relax),
+                }
+            )
+        else:
+            typer.echo("nothing written; the funnel:")
+            _funnel(exc.report)
+            for line in exc.relax:
+                typer.echo(f"to keep the events of {line}")
+        fail_field(exc, IMPORT_OPTIONS)
     except FieldError as exc:
         fail_field(exc, IMPORT_OPTIONS)
     _report(imported, as_json)
@@ -143,27 +160,6 @@ def _funnel(report: DatasetBuildReport) -> None:
         typer.echo(f"  {stage.stage:<40} -{stage.removed:<6} {stage.remaining:>6}  {stage.note}")
         for example in stage.examples:
             typer.echo(f"  {'':<40}  e.g. {example}")
-
-
-def _kept_nothing(exc: NothingKept, as_json: bool) -> NoReturn:
-    """The funnel of an import that kept nothing, on stdout (as JSON with ``as_json``), and what
-    would keep events; then the error line (exit 2)."""
-    if as_json:
-        print_json(
-            {
-                "error": exc.reason,
-                "events": 0,
-                "steps": 0,
-                "funnel": [asdict(stage) for stage in exc.report.funnel],
-                "relax": list(exc.relax),
-            }
-        )
-    else:
-        typer.echo("nothing written; the funnel:")
-        _funnel(exc.report)
-        for line in exc.relax:
-            typer.echo(f"to keep the events of {line}")
-    fail_field(exc, IMPORT_OPTIONS)
 
 
 def _report(imported: Imported, as_json: bool) -> None:

@@ -76,9 +76,7 @@ class LanguageFilter:
         best = self._detector.detect(text, model="lite", k=1)[0]
         if best["lang"] != self.language:
             return f"language_{best['lang']}"
-        if float(best["score"]) < self.min_score:
-            return "low_language_score"
-        return None
+        return "low_language_score" if float(best["score"]) < self.min_score else None
 
 
 @dataclass

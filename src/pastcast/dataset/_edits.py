@@ -334,21 +334,6 @@ def _boundaries(norm: str, title: bool) -> list[tuple[int, str]]:
     return sorted(places.items())
 
 
-def _heads(norm: str, title: bool) -> list[tuple[int, int, int]]:
-    """(start, header start, header end) of every head, in order; a head inside another's
-    header is part of it."""
-    out: list[tuple[int, int, int]] = []
-    covered = -1
-    for at, place in _boundaries(norm, title):
-        if at <= covered:
-            continue
-        found = _is_head(norm, at, place, title)
-        if found is not None:
-            out.append((at, *found))
-            covered = found[1]
-    return out
-
-
 def _public_from(day: date, hours: int | None) -> datetime:
     offset = _LAST_ZONE_HOURS if hours is None else hours
     return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1, hours=offset)
@@ -360,7 +345,17 @@ def find_edits(text: str, title: bool = False) -> tuple[TextEdit, ...]:
     unless it is a ``title``), each note running to the next head or the end. Kept per text: it
     does not depend on the cutoff, and each event's texts are read again at every step."""
     norm, where = normalise_text(text)
-    heads = _heads(norm, title)
+    # (start, header start, header end) of every head, in order; a head inside another's
+    # header is part of it
+    heads: list[tuple[int, int, int]] = []
+    covered = -1
+    for at, place in _boundaries(norm, title):
+        if at <= covered:
+            continue
+        found = _is_head(norm, at, place, title)
+        if found is not None:
+            heads.append((at, *found))
+            covered = found[1]
     out: list[TextEdit] = []
     for i, (at, head_start, head_end) in enumerate(heads):
         start = where[at] if at < len(where) else len(text)

@@ -268,9 +268,7 @@ def selection_of(text: str, table: ScoreTable) -> dict[str, str] | None:
     agent, at, setting = text.rpartition("@")
     if at and agent in _names(table, "agent") and setting in _names(table, "setting"):
         return {"agent": agent, "setting": setting}
-    if text in _names(table, "agent"):
-        return {"agent": text}
-    return None
+    return {"agent": text} if text in _names(table, "agent") else None
 
 
 def default_pairs(table: ScoreTable) -> list[tuple[dict[str, str], dict[str, str]]]:

@@ -162,7 +162,22 @@ def _schedule(
                 factors[c].append(table.name(c, int(codes[i])))
             if "horizon" in factors:
                 factors["horizon"].append(horizon_of(dataset, spec.event_id, spec.cutoff))
-    agents = _scheduled_agents(table, rows, header)
+    # the agents the run scheduled (its header's and any it recorded), a list per column of
+    # ``_OF_AGENT``, sorted by name, setting and role
+    triples: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
+    _, seen = distinct_rows([table.codes(c)[rows] for c in ("agent", "setting", "role")])
+    triples |= {
+        (table.name("agent", a), table.name("setting", s), table.name("role", r))
+        for a, s, r in seen.tolist()
+    }
+    listed = sorted(triples)
+    models = _agent_models(header)
+    agents = {
+        "agent": [a for a, _, _ in listed],
+        "model": [models.get((a, s), NO_MODEL) for a, s, _ in listed],
+        "setting": [s for _, s, _ in listed],
+        "role": [r for _, _, r in listed],
+    }
     configured = header.config.get("rollouts")
     rollout = table.rollout[rows]
     n_r = configured if isinstance(configured, int) and configured > 0 else int(rollout.max()) + 1
@@ -195,25 +210,6 @@ def _schedule(
     for g, k in zip(named, counts.tolist(), strict=True):
         out[tuple(n[i] for (_, n), i in zip(columns, g, strict=True))] = k
     return out
-
-
-def _scheduled_agents(table: ScoreTable, rows: slice, header: RunHeader) -> dict[str, list[str]]:
-    """The agents a run scheduled (its header's and any it recorded), a list per column of
-    ``_OF_AGENT``, sorted by name, setting and role."""
-    triples: set[tuple[str, str, str]] = {(a.name, a.setting, a.role) for a in header.agents}
-    _, seen = distinct_rows([table.codes(c)[rows] for c in ("agent", "setting", "role")])
-    triples |= {
-        (table.name("agent", a), table.name("setting", s), table.name("role", r))
-        for a, s, r in seen.tolist()
-    }
-    listed = sorted(triples)
-    models = _agent_models(header)
-    return {
-        "agent": [a for a, _, _ in listed],
-        "model": [models.get((a, s), NO_MODEL) for a, s, _ in listed],
-        "setting": [s for _, s, _ in listed],
-        "role": [r for _, _, r in listed],
-    }
 
 
 def _outcomes(

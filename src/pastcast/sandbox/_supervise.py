@@ -86,14 +86,12 @@ class _Run:
     def cpu_seconds(self) -> float:
         """CPU time of the sandbox's pid 1 so far, all threads (the last value once it is gone)."""
         if self.pid1 is not None:
-            try:
+            with contextlib.suppress(OSError, IndexError, ValueError):
                 with open(f"/proc/{self.pid1}/stat", "rb") as f:
                     stat = f.read().rsplit(b")", 1)[1].split()
                 # utime, stime, cutime, cstime: fields 14-17 of proc(5), after the name.
                 ticks = sum(int(x) for x in stat[11:15])
                 self.cpu_s = max(self.cpu_s, ticks / _CLOCK_TICKS)
-            except (OSError, IndexError, ValueError):
-                pass
         return self.cpu_s
 
     def kill(self) -> None:

@@ -26,8 +26,13 @@ subordinate ranges tools allocate from 100000 up; one per sandbox running at a t
 _LOCK_FOLDER = "/tmp/pastcast-sandbox-users"
 
 
-def _lock_folder() -> str:
-    """Root's folder of lease files, refused if anyone else could have planted or changed it."""
+@contextlib.contextmanager
+def lease_user() -> Iterator[int | None]:
+    """A uid no other sandbox holds while the block runs; None when the caller is not root."""
+    if os.getuid() != 0:
+        yield None
+        return
+    # root's folder of lease files, refused if anyone else could have planted or changed it
     folder = _LOCK_FOLDER
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
@@ -36,16 +41,6 @@ def _lock_folder() -> str:
         raise SandboxUnavailable(
             f"{folder}: not a folder that only root can write (the sandbox users' leases)"
         )
-    return folder
-
-
-@contextlib.contextmanager
-def lease_user() -> Iterator[int | None]:
-    """A uid no other sandbox holds while the block runs; None when the caller is not root."""
-    if os.getuid() != 0:
-        yield None
-        return
-    folder = _lock_folder()
     start = secrets.randbelow(len(SANDBOX_UIDS))  # concurrent callers rarely probe the same
     for i in range(len(SANDBOX_UIDS)):
         uid = SANDBOX_UIDS[(start + i) % len(SANDBOX_UIDS)]

@@ -125,13 +125,6 @@ def simulate_signals(
     return signals
 
 
-def _softmax(scores: dict[str, float]) -> dict[str, float]:
-    top = max(scores.values())
-    exp = {k: math.exp(v - top) for k, v in scores.items()}
-    total = sum(exp.values())
-    return {k: v / total for k, v in exp.items()}
-
-
 def simulate_beliefs(
     rng: random.Random,
     event_id: str,
@@ -171,7 +164,10 @@ def simulate_beliefs(
             legs = {k: v + noise[k] for k, v in scores.items()}
             if len(legs) > 2 and rng.random() < cfg.unpriced_leg_prob:
                 del legs[rng.choice(sorted(legs))]
-            probs = _softmax(legs)
+            top = max(legs.values())  # the legs' softmax
+            exp = {k: math.exp(v - top) for k, v in legs.items()}
+            total = sum(exp.values())
+            probs = {k: v / total for k, v in exp.items()}
         if not missing:
             beliefs.append(DailyBelief(event_id=event_id, day=day, probs=probs))
         day += _DAY

@@ -10,7 +10,7 @@ import bisect
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -169,17 +169,12 @@ def _stored(
     optimisation: a read-only index trains in memory)."""
     kept.add(name)
     if store is not None and (store / name).is_file():
-        try:
+        with suppress(OSError, ValueError):  # made again below
             arr = np.ascontiguousarray(load_npy(store / name))
             if fits(arr):
                 return arr
-        except (OSError, ValueError):
-            pass  # made again below
     made = make()
     if store is not None:
-        try:
-            with atomic_path(store / name, suffix=".npy") as tmp:
-                np.save(tmp, made)
-        except OSError:
-            pass
+        with suppress(OSError), atomic_path(store / name, suffix=".npy") as tmp:
+            np.save(tmp, made)
     return made

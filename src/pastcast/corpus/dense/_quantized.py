@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -172,13 +173,11 @@ class QuantizedMonths:
             codes = np.zeros(vectors.shape, dtype=np.int8)
         months = {p: _quantize_month(vectors, codes, *bounds[p]) for p in partitions}
         if store is not None:
-            try:
+            with suppress(OSError):  # keeping it is an optimisation; this process has its copy
                 codes.flush()  # type: ignore[attr-defined]
                 # the mapping follows the file across the rename: no need to reopen it
                 os.replace(store / "codes.tmp.npy", store / "codes.npy")
                 _save_grids(store / "grids.npz", months, plan)  # last: marks the pair complete
-            except OSError:
-                pass  # keeping it is an optimisation; this process has its copy
         return cls(codes, months)
 
     @classmethod

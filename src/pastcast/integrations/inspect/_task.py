@@ -38,13 +38,6 @@ NATIVE_TOOLS = {"action_mode": "native"}
 _SETTINGS: tuple[Setting, ...] = ("memory_free", "no_tools")
 
 
-def _env_config(env: dict[str, Any] | None) -> EnvConfig:
-    try:
-        return EnvConfig.model_validate(env or {})
-    except ValidationError as exc:
-        raise ValueError(first_problem(exc, "env")) from None
-
-
 def _spec(agent: str, agent_args: dict[str, Any], setting: Setting, model: str) -> AgentSpec:
     """The agent's spec; an agent that takes a model gets Inspect's (``inspect:MODEL``)."""
     args = dict(agent_args)
@@ -186,7 +179,10 @@ def forecast(
             "its own, so no notebook is carried between steps)"
         )
     seed_tiktoken_cache()  # Inspect's token estimates need o200k_base; offline, from the wheel
-    env_config = _env_config(env)
+    try:
+        env_config = EnvConfig.model_validate(env or {})
+    except ValidationError as exc:
+        raise ValueError(first_problem(exc, "env")) from None
     if agent_args is None:
         agent_args = dict(NATIVE_TOOLS) if "action_mode" in agents.get(agent).parameters() else {}
     replay = shared_replay(dataset, corpus, retrieval, embedder)

@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import os
 import tempfile
+from contextlib import suppress
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
@@ -50,11 +51,9 @@ def seed_tiktoken_cache() -> Path | None:
     target = tiktoken_cache_path()
     if target is None:
         return None
-    try:
+    with suppress(OSError):
         if hashlib.sha256(target.read_bytes()).hexdigest() == O200K_SHA256:
             return target
-    except OSError:
-        pass
     data = _packaged_o200k()
     if data is None:
         return None

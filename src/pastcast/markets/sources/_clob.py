@@ -89,9 +89,7 @@ class ClobCache:
             rows = body.get("trades") if isinstance(body, dict) else None
             if not isinstance(rows, list) or not isinstance(body.get("complete"), bool):
                 raise PolymarketError(f"{path}: fields trades/complete: not a trade window")
-            if not body["complete"]:
-                return None
-            return trade_rows(rows, f"{path}: field trades")
+            return trade_rows(rows, f"{path}: field trades") if body["complete"] else None
         if self.client is None:
             return None
         got, cut = self.client.trades(condition, start, end - 1)  # the feed's end is inclusive

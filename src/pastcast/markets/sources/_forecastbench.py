@@ -84,17 +84,6 @@ def question_text(rec: dict[str, Any]) -> tuple[str, str, str]:
     )
 
 
-def _settled_from(series: list[tuple[date, float]], label: str, eps: float) -> date | None:
-    """First day of a trailing run of prices at the realised extreme (post-resolution prints)."""
-    start: date | None = None
-    for day, p in reversed(series):
-        if (p >= 1.0 - eps) if label == "Yes" else (p <= eps):
-            start = day
-        else:
-            break
-    return start
-
-
 def _load_series(path: Path) -> dict[tuple[str, str], dict[date, list[float]]]:
     out: dict[tuple[str, str], dict[date, list[float]]] = defaultdict(lambda: defaultdict(list))
     with path.open(newline="", encoding="utf-8") as fh:
@@ -195,7 +184,13 @@ def _make(
     if not series:
         result.skipped["no price series"] += 1
         return
-    settled = _settled_from(series, label, settle_eps)
+    # the first day of a trailing run of prices at the realised extreme (post-resolution prints)
+    settled: date | None = None
+    for day, p in reversed(series):
+        if (p >= 1.0 - settle_eps) if label == "Yes" else (p <= settle_eps):
+            settled = day
+        else:
+            break
     ends = [cutoff_for_day(d) for d in res_dates]
     if settled is not None:
         ends.append(cutoff_for_day(settled))

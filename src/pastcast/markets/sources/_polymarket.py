@@ -151,9 +151,7 @@ class PolymarketClient:
             asks = [float(a["price"]) for a in body.get("asks") or ()]
         except (AttributeError, KeyError, TypeError, ValueError):
             raise PolymarketError(f"book token {token}: field bids/asks: malformed") from None
-        if not bids or not asks:
-            return None
-        return max(bids), min(asks)
+        return (max(bids), min(asks)) if bids and asks else None
 
     def _history(self, token: str, start: int, end: int, fidelity: int) -> list[tuple[int, float]]:
         out: list[tuple[int, float]] = []

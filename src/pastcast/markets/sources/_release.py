@@ -42,9 +42,7 @@ RELEASE_COLUMNS = (
 def _instant(value: Any) -> datetime:
     if isinstance(value, datetime):
         return parse_timestamp(value.isoformat())
-    if isinstance(value, date):
-        return cutoff_for_day(value)
-    return parse_timestamp(str(value))
+    return cutoff_for_day(value) if isinstance(value, date) else parse_timestamp(str(value))
 
 
 def _day(value: Any) -> date:

@@ -148,17 +148,12 @@ def date_axis(ax: Axes, maxticks: int = 6) -> None:
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
 
 
-def _render(fig: Figure) -> tuple[bytes, str]:
+def render_figure(name: str, caption: str, fig: Figure) -> RenderedFigure:
+    """A figure drawn elsewhere (the arena's), rendered as the report's own are."""
     png, svg = io.BytesIO(), io.StringIO()
     fig.savefig(png, format="png", dpi=110)
     fig.savefig(svg, format="svg")
-    return png.getvalue(), svg.getvalue()
-
-
-def render_figure(name: str, caption: str, fig: Figure) -> RenderedFigure:
-    """A figure drawn elsewhere (the arena's), rendered as the report's own are."""
-    png, svg = _render(fig)
-    return RenderedFigure(name, caption, png, svg)
+    return RenderedFigure(name, caption, png.getvalue(), svg.getvalue())
 
 
 def render_figures(data: ReportData, names: Sequence[str] | None = None) -> list[RenderedFigure]:

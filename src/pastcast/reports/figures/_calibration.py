@@ -100,8 +100,8 @@ def murphy_bars(data: ReportData) -> Drawn | None:
     )
 
 
-def _alpha_by_round(data: ReportData) -> list[tuple[tuple[str, ...], np.ndarray, np.ndarray]]:
-    """Per agent and setting: the forecast rounds (cutoff days) and the mean alpha of each."""
+def _alpha_lines(data: ReportData, running_mean: bool) -> Drawn | None:
+    # per agent and setting: the forecast rounds (cutoff days) and the mean alpha of each
     table = data.table
     alpha = table.metrics(data.fallback)["alpha"]
     cutoff_days = data.cutoff_days
@@ -116,11 +116,6 @@ def _alpha_by_round(data: ReportData) -> list[tuple[tuple[str, ...], np.ndarray,
         uniq, inv = np.unique(days, return_inverse=True)
         per_round = np.bincount(inv, alpha[rows]) / np.bincount(inv)
         lines.append((names, uniq, per_round))
-    return lines
-
-
-def _alpha_lines(data: ReportData, running_mean: bool) -> Drawn | None:
-    lines = _alpha_by_round(data)
     if not lines:
         return None
     fig = new_figure(1, 7.0, 3.8)

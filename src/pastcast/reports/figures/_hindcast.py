@@ -128,24 +128,19 @@ _STEP_COLUMNS = (*TABLE_INPUTS, "cutoff", "failure_reason", "market_age_days")
 """The step columns of a ``StepRow``: the market figure reads them of its events' steps."""
 
 
-def _event_steps(data: ReportData, events: list[str]) -> dict[str, list[StepRow]]:
-    """The steps of each of ``events``, in record order."""
-    codes, names = data.table.keys["event"]
-    rows = np.flatnonzero(np.isin(codes, [names.index(e) for e in events]))
-    cols = data.runs.take(rows, _STEP_COLUMNS)
-    out: dict[str, list[StepRow]] = {e: [] for e in events}
-    for i in range(rows.size):
-        row = step_row({c: cols[c][i] for c in _STEP_COLUMNS})
-        out[row.event_id].append(row)
-    return out
-
-
 def market_against_forecasts(data: ReportData) -> Drawn | None:
     """The market's belief against each agent's forecasts for chosen events."""
     events = _chosen(data)
     if not events:
         return None
-    of_event = _event_steps(data, events)
+    # the steps of each event, in record order
+    codes, names = data.table.keys["event"]
+    rows = np.flatnonzero(np.isin(codes, [names.index(e) for e in events]))
+    cols = data.runs.take(rows, _STEP_COLUMNS)
+    of_event: dict[str, list[StepRow]] = {e: [] for e in events}
+    for i in range(rows.size):
+        row = step_row({c: cols[c][i] for c in _STEP_COLUMNS})
+        of_event[row.event_id].append(row)
     fig = new_figure(len(events), 4.6, 3.6)
     axes = panel_axes(fig, len(events))
     for ax, event_id in zip(axes, events, strict=True):
