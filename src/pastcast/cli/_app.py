@@ -124,7 +124,7 @@ def _plugin_line(name: str) -> str:
 def load_command(name: str) -> Any:
     """The click command ``name`` of ``COMMANDS`` or of a plugin, its module imported now."""
     # A command's import allocates some 10^5 objects and frees none: the collector's passes over
-    # them are a tenth of its CPU (docs/measurements/runner.md).
+    # them were a twentieth of its CPU (docs/measurements/runner.md).
     with collector_paused():
         if name in COMMANDS:
             module = importlib.import_module(f"pastcast.cli._{_HOME.get(name, name)}")

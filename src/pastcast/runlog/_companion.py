@@ -302,21 +302,12 @@ def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
 
 
 @cache
-def _taker(names: tuple[str, ...] = ()) -> tuple[Callable[[Any], tuple[Any, ...]], list[int]]:
-    """What takes the values of a step's columns (``names``, else all but the span) and where
-    each column's value is among them: every attribute path read by one call, then each
-    function (a call per column cost a rebuild 0.1 s more per 100,000 steps)."""
-    kept = [(n, get) for n, _, get in _COLUMNS if get is not None and (not names or n in names)]
-    paths = [get for _, get in kept if isinstance(get, str)]
-    funcs: list[Callable[[Any], Any]] = [get for _, get in kept if callable(get)]
-    many = attrgetter(*paths) if len(paths) > 1 else None  # of one path: the value, no tuple
-    taken = [n for n, get in kept if isinstance(get, str)] + [n for n, get in kept if callable(get)]
-
-    def take(step: Any) -> tuple[Any, ...]:
-        read = many(step) if many is not None else [attrgetter(p)(step) for p in paths]
-        return (*read, *[f(step) for f in funcs])
-
-    return take, [taken.index(n) for n, _ in kept]
+def _getters(names: tuple[str, ...] = ()) -> tuple[Callable[[Any], Any], ...]:
+    return tuple(
+        attrgetter(get) if isinstance(get, str) else get
+        for name, _, get in _COLUMNS
+        if get is not None and (not names or name in names)
+    )
 
 
 def step_row(step: Any, offset: int, length: int) -> tuple[Any, ...]:
@@ -324,24 +315,22 @@ def step_row(step: Any, offset: int, length: int) -> tuple[Any, ...]:
     attributes), whose line is ``length`` bytes at ``offset``, for ``rows_table``: the one rule
     of the writer and of a rebuild from the step file. Taken as each step is read, which then
     goes (a step held costs more to decode than its row to make)."""
-    return (*_taker()[0](step), offset, length)
+    return (*[get(step) for get in _getters()], offset, length)
 
 
 def forecast_row(forecast: Forecast, names: tuple[str, ...]) -> tuple[Any, ...]:
     """The companion's ``names`` of a forecast (of ``FORECAST_COLUMNS``), for ``rows_table``."""
-    return _taker(names)[0](SimpleNamespace(forecast=forecast))
+    step = SimpleNamespace(forecast=forecast)
+    return tuple(get(step) for get in _getters(names))
 
 
 def rows_table(rows: Sequence[Sequence[Any]], names: Sequence[str] = ()) -> pa.Table:
-    """The companion's rows (``step_row``, or ``forecast_row`` of ``names``) as one table, its
-    columns in the columns' order."""
+    """The companion's rows (``step_row``, or ``forecast_row`` of ``names``) as one table."""
     import pyarrow as pa
 
     fields = [f for f in columns_schema() if not names or f.name in names]
-    order = _taker(tuple(names))[1]
-    order = order if names else [*order, len(order), len(order) + 1]  # the span, last
     columns = [*zip(*rows, strict=True)] or [()] * len(fields)
-    arrays = [_array(columns[i], f.type) for i, f in zip(order, fields, strict=True)]
+    arrays = [_array(c, f.type) for c, f in zip(columns, fields, strict=True)]
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
