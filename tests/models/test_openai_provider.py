@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import math
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -241,3 +245,44 @@ def test_a_kept_connection_is_reused_whatever_its_descriptor_number() -> None:
             os.close(fd)
         server.shutdown()
         server.server_close()
+
+
+def test_a_request_goes_out_in_one_write(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The standard client writes a request's headers and its body apart; one write is one
+    # system call, and one wait for the interpreter, fewer a request.
+    sent: list[bytes] = []
+    real_send = http.client.HTTPConnection.send
+
+    def send(self: http.client.HTTPConnection, data: bytes) -> None:
+        sent.append(bytes(data))
+        real_send(self, data)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "send", send)
+    model = _model(fake_server)
+    assert model.chat(_req(Message(role="user", content="q1"))).content == "hello"
+    assert len(sent) == 1
+    head, _, body = sent[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    assert f"content-length: {len(body)}".encode() in head.lower()
+    assert json.loads(body)["messages"][0]["content"] == "q1"
+    assert fake_server.requests[-1]["messages"][0]["content"] == "q1"
+    model.close()
+
+
+def test_the_host_name_codec_is_looked_up_before_any_connection() -> None:
+    # getaddrinfo encodes a host name with the idna codec, imported on first use: 256 threads
+    # connecting at once each waited on the import lock for it. An endpoint looks it up when
+    # made, in a fresh process, where nothing else has.
+    code = (
+        "import sys\n"
+        "from pastcast.retrying import HttpEndpoint\n"
+        "before = 'encodings.idna' in sys.modules\n"
+        "HttpEndpoint('http://127.0.0.1:9/v1', headers={}, timeout_s=1.0, where='x')\n"
+        "print(before, 'encodings.idna' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["False", "True"]

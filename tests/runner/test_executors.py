@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scale_world import model_agents, synthetic_backend, synthetic_dataset
@@ -133,3 +134,51 @@ def test_the_local_pool_is_up_before_the_first_step_and_bounded(
     for thread in started:
         thread.join(10)
         assert not thread.is_alive()
+
+
+def test_the_next_steps_go_out_before_the_records_that_came_back_are_written(
+    tmp_path: Path, provider: ProviderState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread that finishes a step must not wait for the driver to write records: the
+    # executor holds one step in eight more than the workers, and the driver hands out the
+    # next steps before it writes those that came back. At every write the steps handed out
+    # so far cover the records written plus the workers and their spare (or every step).
+    from pastcast.runlog import RunLogWriter
+
+    events: list[str] = []
+
+    class Recording(LocalExecutor):
+        def submit(self, task: Any, done: Any) -> None:
+            def back(task: Any, outcome: Any) -> None:
+                events.append("back")
+                done(task, outcome)
+
+            events.append("submit")
+            super().submit(task, back)
+
+    real_write = RunLogWriter.write
+
+    def write(self: RunLogWriter, record: Any, **kw: Any) -> None:
+        events.append("write")
+        real_write(self, record, **kw)
+
+    monkeypatch.setattr(RunLogWriter, "write", write)
+    provider.latency_s = 0.02
+    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
+    config = RunConfig(agents=agents, workers=8)
+    dataset = synthetic_dataset()
+    result = run_benchmark(
+        dataset, synthetic_backend(), config, tmp_path / "run.jsonl", progress=False,
+        executor=Recording(),
+    )  # fmt: skip
+    total = len(dataset.steps)
+    assert result.written == total == events.count("write")
+    submitted = written = handed = most = 0
+    for event in events:
+        submitted += event == "submit"
+        handed += (event == "submit") - (event == "back")
+        most = max(most, handed)
+        if event == "write":
+            written += 1
+            assert submitted >= min(total, written + 8 + 1), (written, submitted)
+    assert most == 8 + 1  # the workers and one spare, never more

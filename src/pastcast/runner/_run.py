@@ -94,6 +94,9 @@ def knowledge_cutoffs_of(
 
 
 _HELD_MAX = 1024
+_SPARE = 8
+"""The executor holds one step in eight more than the run's workers: a thread that finishes a
+step takes the next at once, not after the driver has written what came back."""
 
 
 @dataclass
@@ -107,6 +110,8 @@ class _Driver:
     stats: RunStats
     max_steps: int | None
     submitted: int = 0
+    handed: int = 0
+    """Steps with the executor, running or held (``limit`` of them run at most)."""
     waiting: int = 0
     retried: int = 0
 
@@ -159,14 +164,16 @@ class _Driver:
         return self.max_steps is not None and self.submitted >= self.max_steps
 
     def _fill(self) -> None:
-        while self._error is None and self.stats.running < self.limit and not self.capped:
+        most = self.limit + self.limit // _SPARE
+        while self._error is None and self.handed < most and not self.capped:
             task = self._admitted()
             if task is None:
-                return
+                break
             self.gate.started(task)
             self.executor.submit(task, lambda t, o: self._done.put((t, o)))
             self.submitted += 1
-            self.stats.running += 1
+            self.handed += 1
+        self.stats.running = min(self.handed, self.limit)
 
     def _followed(self, task: StepTask, outcome: StepOutcome) -> None:
         spec = task.spec
@@ -184,25 +191,27 @@ class _Driver:
 
     def run(self, refresh: Callable[[int], None]) -> None:
         self._fill()
-        while self.stats.running:
-            written = 0
+        while self.handed:
+            back: list[StepOutcome] = []
             for task, outcome in drain(self._done):
                 self.gate.finished(task)
-                self.stats.running -= 1
+                self.handed -= 1
                 if isinstance(outcome, BaseException):
                     # Stop feeding; what is in flight still lands. Nothing of this step was
                     # written, so a resume runs it again.
                     self._error = self._error or outcome
                     continue
+                back.append(outcome)
+                self._followed(task, outcome)
+            # The next steps go out first, so their calls run while these records are written
+            # (under 256 threads, writing first held back every request behind it); one fsync
+            # for every record that came back together.
+            self._fill()
+            for outcome in back:
                 self.writer.write(outcome.record, sync=False)
                 self.stats.add(outcome.record, outcome.retries, outcome.trips)
-                written += 1
-                self._followed(task, outcome)
-            # The next steps go out before the fsync, so the calls run while it waits: one fsync
-            # for every record that came back together, done before the next are written.
-            self._fill()
             self.writer.sync()
-            refresh(written)
+            refresh(len(back))
         if self._error is not None:
             raise self._error
 
