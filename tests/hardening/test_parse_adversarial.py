@@ -196,3 +196,36 @@ def test_json_ish_text_never_raises(text: str) -> None:
     assert all(isinstance(obj, dict) for obj in read_answer(text).objects())
     assert all(isinstance(obj, dict) for obj in reply.objects())
     assert isinstance(reply.cut_short, bool)
+
+
+def test_replies_are_read_by_many_threads_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A reply's reading is cached on it without a lock shared by every reply: a thread reading
+    # a long reply holds back no other thread's (functools.cached_property on Python 3.11 did).
+    import threading
+
+    from pastcast.agents import _answer_reader
+
+    inside, release = threading.Event(), threading.Event()
+    real = _answer_reader._find_blocks
+
+    def find(body: str) -> tuple[_answer_reader._Block, ...]:
+        if "slow" in body:
+            inside.set()
+            release.wait(5)
+        return real(body)
+
+    monkeypatch.setattr(_answer_reader, "_find_blocks", find)
+    slow = read_answer('slow {"a": 1}')
+    reader = threading.Thread(target=lambda: slow.obj)
+    reader.start()
+    try:
+        assert inside.wait(5)
+        started = time.monotonic()
+        fast = read_answer('{"b": 2}')
+        assert fast.obj == {"b": 2} and fast.failure is None
+        assert time.monotonic() - started < 2.0
+    finally:
+        release.set()
+        reader.join()
+    assert slow.obj == {"a": 1}
+    assert slow.obj is slow.obj  # read once, then kept

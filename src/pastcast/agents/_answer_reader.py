@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from pastcast import safejson
 
@@ -23,6 +22,33 @@ MAX_CANDIDATES = 64
 """How many candidate blocks, counted from the end of the reply, are offered for loading: the
 answer is the last one that loads, and trying every earlier one would let a long output of
 junk objects cost time in proportion to their number."""
+
+
+T = TypeVar("T")
+
+
+class _once(Generic[T]):
+    """``functools.cached_property`` without its lock. Python 3.11's is one lock for every
+    instance of the class, so 256 threads reading their replies at once took turns, each turn
+    a wait for the interpreter (3.12 dropped it). A reply is read by one thread; were a value
+    computed twice, it would be the same."""
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self._compute = compute
+        self._name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _once[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> T | _once[T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self._name] = self._compute(obj)
+        return value
 
 
 def read_answer(text: str, *, section: str | None = None) -> Answer:
@@ -42,11 +68,11 @@ class Answer:
     text: str
     section: str | None = None
 
-    @cached_property
+    @_once
     def _body(self) -> str:
         return _THINK_RE.sub("", self.text)
 
-    @cached_property
+    @_once
     def _blocks(self) -> tuple[_Block, ...]:
         body = self._body
         spans = _tagged(body, self.section) if self.section else []
@@ -56,7 +82,7 @@ class Answer:
         inner = body[start:stop]
         return _find_blocks(inner) or (_Block(inner, True),)
 
-    @cached_property
+    @_once
     def _answer(self) -> tuple[dict[str, Any] | None, ReadFailure | None]:
         if not self.text or not self.text.strip():
             return None, "empty_output"
@@ -78,7 +104,7 @@ class Answer:
         """Why there is no answer object: an empty reply, no candidate, or none that loads."""
         return self._answer[1]
 
-    @cached_property
+    @_once
     def repeated(self) -> frozenset[tuple[str, ...]]:
         """The key paths (through nested objects) the answer's text gave more than once; the
         last value given is the one kept, as ``json.loads`` keeps it."""

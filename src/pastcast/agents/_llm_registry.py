@@ -43,6 +43,8 @@ class _Lazy:
         return context_limits_for(self._spec, self._options)
 
     def load(self) -> Model:
+        if self._inner is not None:  # built: read without the lock at every call
+            return self._inner
         with self._lock:
             if self._inner is None:
                 self._inner = resolve_model(self._spec, **self._options)
@@ -70,6 +72,8 @@ def agent_model(
     """The shared model for a spec (built lazily, optionally behind the record/replay cache)."""
     options = dict(model_options or {})
     key = canonical_json([model, options, cache_dir, cache_mode])
+    if (known := _MODELS.get(key)) is not None:  # read without the lock: every step asks
+        return known
     with _MODELS_LOCK:
         found = _MODELS.get(key)
         if found is None:

@@ -9,10 +9,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pastcast.models import ChatResponse, ProviderError
 from pastcast.retrying import FailureKind, ProviderFailure, TokenBucket, call_with_retries
@@ -57,6 +57,9 @@ class CircuitBreaker:
         """Wait while the provider is paused; raise ``ProviderError`` (``paused``) after
         ``max_pause_s``. In the half-open state one caller at a time is let through (the
         probe)."""
+        if self.state == "closed" and not self._stopped:
+            return  # the common case, read without the lock (a lock taken at every call of
+            # 256 threads is a queue of them, each turn a wait for the interpreter)
         started = self._clock()
         with self._cond:
             while True:
@@ -83,6 +86,8 @@ class CircuitBreaker:
 
     def record(self, kind: FailureKind | None) -> None:
         """The outcome of an attempt let through by ``before``: None for a success."""
+        if kind is None and self.state == "closed" and not self._failures and not self._probing:
+            return  # a success that changes nothing, read without the lock
         counts = kind in ("server_error", "timeout", "connection", "bad_response")
         tripped = False
         with self._cond:
@@ -124,7 +129,11 @@ def task_tally() -> Iterator[TaskTally]:
 
 class _Lane:
     def __init__(self, limits: ProviderLimits, breaker: CircuitBreaker) -> None:
-        self.slots = threading.BoundedSemaphore(limits.max_concurrent or 1_000_000)
+        self.slots: AbstractContextManager[Any] = (
+            threading.BoundedSemaphore(limits.max_concurrent)
+            if limits.max_concurrent
+            else nullcontext()
+        )
         self.requests = (
             TokenBucket(limits.requests_per_minute) if limits.requests_per_minute else None
         )
@@ -152,6 +161,9 @@ class ProviderGates:
             lane.breaker.stop()
 
     def _lane(self, provider: str) -> _Lane:
+        lane = self._lanes.get(provider)  # read without the lock, as ``before`` reads
+        if lane is not None:
+            return lane
         with self._lock:
             lane = self._lanes.get(provider)
             if lane is None:
@@ -201,8 +213,7 @@ class ProviderGates:
                 lane.tokens.adjust(used - estimated_tokens)
             return response
 
-        with self._lock:
-            rng = random.Random(self._rng.random())  # backoff jitter per call, thread-safe
+        rng = random.Random(self._rng.random())  # backoff jitter per call (random() is atomic)
         return call_with_retries(
             once, self.execution.retry, on_retry=_count_retry, sleep=self._backoff, rng=rng
         )

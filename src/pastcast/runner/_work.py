@@ -222,6 +222,8 @@ _WORKERS_LOCK = threading.Lock()
 
 
 def _worker(context: WorkContext) -> _Worker:
+    if (known := _WORKERS.get(context.key)) is not None:  # read without the lock: every step
+        return known
     with _WORKERS_LOCK:
         found = _WORKERS.get(context.key)
         if found is None:
