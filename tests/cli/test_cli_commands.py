@@ -59,6 +59,21 @@ def test_every_option_and_argument_has_help_text() -> None:
             )
 
 
+def test_a_record_field_option_has_the_field_docstring_as_its_help() -> None:
+    # Read from the record's source (its own field, and one it inherits), not from pydantic's
+    # docstring extraction, which walks the call stack at every record class's creation.
+    from pastcast.cli._common import field_help
+    from pastcast.runner import ExperimentPlan
+
+    assert field_help(ExperimentPlan, "max_steps") == (
+        "The most steps one execution runs, then it stops with the log resumable: the same "
+        "command again goes on (``Execution.max_steps``; not part of the run's definition)."
+    )
+    assert field_help(ExperimentPlan, "preset").startswith("Start from a paper's defaults")
+    assert field_help(ExperimentPlan, "split") == ""  # no docstring: no help of its own
+    assert ExperimentPlan.model_fields["max_steps"].description is None
+
+
 def test_long_options_are_kebab_case_and_json_is_everywhere_something_is_reported() -> None:
     reporting = {
         ("run",),

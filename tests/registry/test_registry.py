@@ -190,6 +190,38 @@ def test_entry_point_plugins_are_found_and_forgotten(
     assert reg.names() == ("round", "square")
 
 
+def test_installed_plugins_are_read_once_for_every_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reading the installed distributions' entry points opens every one's metadata: a run's
+    # start-up lists a dozen registries, which share one read while sys.path is unchanged.
+    from pastcast import registry
+
+    reads: list[object] = []
+    real = registry.entry_points
+
+    def counted(**kw: object) -> object:
+        reads.append(kw)
+        return real(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(registry, "entry_points", counted)
+    registry._installed.cache_clear()
+    first, second = _widgets("pastcast-test.read-a"), _widgets("pastcast-test.read-b")
+    assert first.names() == second.names() == ("round", "square")
+    assert len(reads) == 1
+    group = "pastcast-test.read-c"
+    install_plugin(  # a plugin put on sys.path later is read, by a registry not yet listed
+        tmp_path,
+        monkeypatch,
+        dist="read-plugin",
+        modules={"tests_read_plugin.stars": _PLUGIN},
+        entry_points={group: {"star": "tests_read_plugin.stars:make_star"}},
+    )
+    assert "star" in _widgets(group).names() and len(reads) == 2
+    first.reload_plugins()  # and a reload reads them again
+    assert first.names() == ("round", "square") and len(reads) == 3
+
+
 def test_module_entry_points_register_on_import(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

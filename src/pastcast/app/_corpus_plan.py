@@ -7,7 +7,7 @@ import os
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, Field
 
 from pastcast.corpus.sources import DatingRule
 from pastcast.records import Record
@@ -43,8 +43,6 @@ class CorpusBuildPlan(Record):
     """A corpus build (``build_corpus``): a source's documents (content screen on unless
     ``include_flagged``), only those of the allowed sources, through the quality filters,
     stored into an index directory or a database schema."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)  # each field's help on the CLI
 
     source: str
     """KIND:PATH: jsonl:docs.jsonl, wcep:FOLDER, reddit:DUMP_OR_FOLDER, parquet:TABLE_OR_FOLDER,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BeforeValidator, Field, JsonValue, field_validator
 
 from pastcast.app._corpus_plan import Day, PathText
 from pastcast.curate import CurationConfig
@@ -133,8 +133,6 @@ class ConstructionAuditPlan(Record):
     """A construction audit (``audit_datasets``): can what agents see of how the steps were
     built predict the outcome? (docs/audits.md)"""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)  # each field's help on the CLI
-
     datasets: tuple[PathText, ...]
     """Dataset specs open_dataset reads; several are pooled (each event kept apart), e.g.
     world:0 world:1 ... for more events."""
@@ -158,8 +156,6 @@ class ConstructionAuditPlan(Record):
 class RunAuditPlan(Record):
     """A run's audit (``audit_run_log``): what its agents saw, dated and screened, and what they
     were given and wrote (docs/audits.md)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)  # each field's help on the CLI
 
     run_log: PathText
     dataset: PathText | None = None

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
 
 from pastcast.records import Record
 from pastcast.registry import Registry
@@ -80,7 +80,6 @@ class PresetRecord(Record):
     """A workflow's record that a preset can fill: the settings of its ``PRESET_STAGE`` set
     under the fields it is given (tables merged key by key), the preset's name kept in it."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)  # each field's help on the CLI
     PRESET_STAGE: ClassVar[PresetStage]
     PRESET_SKIPS: ClassVar[frozenset[str]] = frozenset()
     """Fields of the stage's settings applied elsewhere (a plan's agents' own arguments)."""
