@@ -11,7 +11,10 @@ episode, the model's HTTP client, grading and the fsynced run log. Printed:
   a step (the comparable figure on a loaded machine);
 - the same short run at the highest level end to end through ``pastcast run`` (a fresh
   process: start-up, imports, reading the dataset directory, the run and the log), its wall
-  time against the ideal (steps x latency / in flight) and its CPU. Its Python reads compiled
+  time against the ideal (steps x latency / in flight) and its CPU, and where the time beyond
+  the ideal went, from when the provider saw each request and sent each reply: the first
+  request after the start, the first and the last wave's spread, the exit after the last
+  reply. Its Python reads compiled
   bytecode, as an installed package's does: an untimed 8-step run first fills a bytecode cache
   in the temporary folder (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` is dropped for
   it), else a shell that sets ``PYTHONDONTWRITEBYTECODE`` compiles every module each start (0.3
@@ -37,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -68,6 +72,9 @@ def _serve(port: int, latency: float, ready: Any) -> None:
         }
     ).encode()  # fmt: skip
 
+    arrivals: list[float] = []  # when each request had been read, and each reply sent
+    replies: list[float] = []
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: one connection per client thread
 
@@ -82,12 +89,23 @@ def _serve(port: int, latency: float, ready: Any) -> None:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length", 0)))
+            arrivals.append(time.time())
             time.sleep(latency)
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+            replies.append(time.time())
+
+        def do_GET(self) -> None:  # the times recorded since the last GET, then forgotten
+            times = json.dumps({"arrivals": arrivals[:], "replies": replies[:]}).encode()
+            del arrivals[:], replies[:]
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(times)))
+            self.end_headers()
+            self.wfile.write(times)
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
@@ -201,21 +219,37 @@ def _cli_run(url: str, n_steps: int, in_flight: int, tmp: Path, latency: float) 
         subprocess.run(
             warm, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True
         )
+    _times(url)  # forgets the warm-up's
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.time()
     done = subprocess.run(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
     )
     wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    ended = time.time()
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode:
         raise SystemExit(f"pastcast run failed ({done.returncode}): {done.stderr[-2000:]}")
     n = rollouts * len(dataset.steps)
     ideal = n * latency / in_flight
+    times = _times(url)
+    came, went = sorted(times["arrivals"]), max(times["replies"])
     return (
         f"pastcast run in flight {in_flight:4d}: {n:6d} steps in {wall:5.1f} s end to end, "
         f"ideal {ideal:5.1f} s, {ideal / wall:5.2f} x ideal; CPU {cpu:.2f} s "
-        f"({1000 * cpu / n:.2f} ms a step, start-up included)"
+        f"({1000 * cpu / n:.2f} ms a step, start-up included)\n"
+        f"  its time beyond the ideal: the first request {came[0] - began:.2f} s after the "
+        f"start; the first {in_flight} went out over {came[in_flight - 1] - came[0]:.2f} s, "
+        f"the last {in_flight} over {came[-1] - came[-in_flight]:.2f} s; the exit "
+        f"{ended - went:.2f} s after the last reply"
     )
+
+
+def _times(url: str) -> dict[str, list[float]]:
+    """When the provider read each request and sent each reply since the last call."""
+    with urllib.request.urlopen(f"{url}/times", timeout=30) as reply:
+        times: dict[str, list[float]] = json.load(reply)
+    return times
 
 
 def _load() -> str:
