@@ -182,3 +182,32 @@ def test_the_next_steps_go_out_before_the_records_that_came_back_are_written(
             written += 1
             assert submitted >= min(total, written + 8 + 1), (written, submitted)
     assert most == 8 + 1  # the workers and one spare, never more
+
+
+def test_records_that_come_back_one_after_another_are_written_together(
+    tmp_path: Path, provider: ProviderState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # While steps keep coming back and others wait to be handed out, the driver holds their
+    # records and writes them together (one fsync) once replies pause, a wave's worth waits or
+    # nothing is left to hand out; every record is written by the end.
+    from pastcast.runlog import RunLogWriter
+
+    syncs: list[int] = []
+    real_sync = RunLogWriter.sync
+
+    def sync(self: RunLogWriter, **kw: Any) -> None:
+        syncs.append(1)
+        real_sync(self, **kw)
+
+    monkeypatch.setattr(RunLogWriter, "sync", sync)
+    provider.latency_s = 0.0  # one thread: the steps come back one after another
+    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
+    config = RunConfig(agents=agents, workers=16)
+    dataset = synthetic_dataset(n_events=60)
+    out = tmp_path / "run.jsonl"
+    result = run_benchmark(
+        dataset, synthetic_backend(), config, out, progress=False, executor=LocalExecutor(1)
+    )
+    total = len(dataset.steps)
+    assert result.written == total == len(read_run_log(out).steps)
+    assert len(syncs) <= total // 4, (len(syncs), total)

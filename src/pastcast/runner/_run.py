@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import queue
 import subprocess
+import time
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
@@ -95,6 +96,10 @@ def knowledge_cutoffs_of(
 
 _HELD_MAX = 1024
 _SPARE = 8
+_QUIET_S = 0.01
+"""Records that came back are written once no step has come back for this long ..."""
+_HOLD_S = 1.0
+"""... or once the first of them has waited this long."""
 """The executor holds one step in eight more than the run's workers: a thread that finishes a
 step takes the next at once, not after the driver has written what came back."""
 
@@ -163,7 +168,8 @@ class _Driver:
     def capped(self) -> bool:
         return self.max_steps is not None and self.submitted >= self.max_steps
 
-    def _fill(self) -> None:
+    def _fill(self) -> bool:
+        """Hand out ready steps up to the limit; whether every ready step is handed out."""
         most = self.limit + self.limit // _SPARE
         while self._error is None and self.handed < most and not self.capped:
             task = self._admitted()
@@ -174,6 +180,7 @@ class _Driver:
             self.submitted += 1
             self.handed += 1
         self.stats.running = min(self.handed, self.limit)
+        return self.handed < most
 
     def _followed(self, task: StepTask, outcome: StepOutcome) -> None:
         spec = task.spec
@@ -191,9 +198,11 @@ class _Driver:
 
     def run(self, refresh: Callable[[int], None]) -> None:
         self._fill()
-        while self.handed:
-            back: list[StepOutcome] = []
-            for task, outcome in drain(self._done):
+        back: list[StepOutcome] = []
+        held_since = 0.0
+        while self.handed or back:
+            came = drain(self._done, timeout=_QUIET_S if back else None) if self.handed else []
+            for task, outcome in came:
                 self.gate.finished(task)
                 self.handed -= 1
                 if isinstance(outcome, BaseException):
@@ -201,17 +210,26 @@ class _Driver:
                     # written, so a resume runs it again.
                     self._error = self._error or outcome
                     continue
+                held_since = held_since if back else time.monotonic()
                 back.append(outcome)
                 self._followed(task, outcome)
-            # The next steps go out first, so their calls run while these records are written
-            # (under 256 threads, writing first held back every request behind it); one fsync
-            # for every record that came back together.
-            self._fill()
-            for outcome in back:
-                self.writer.write(outcome.record, sync=False)
-                self.stats.add(outcome.record, outcome.retries, outcome.trips)
-            self.writer.sync()
-            refresh(len(back))
+            # The next steps go out first, so their calls run while records wait.
+            dry = self._fill()
+            if back and (
+                dry
+                or not came
+                or len(back) >= self.limit
+                or time.monotonic() - held_since >= _HOLD_S
+            ):
+                # Written once no step waits to be handed out or replies stop coming (or a
+                # wave's worth waits, or a second passed): under 256 threads, writing as they
+                # came held back every request behind it. One fsync for all of them.
+                for outcome in back:
+                    self.writer.write(outcome.record, sync=False)
+                    self.stats.add(outcome.record, outcome.retries, outcome.trips)
+                self.writer.sync()
+                refresh(len(back))
+                back = []
         if self._error is not None:
             raise self._error
 
