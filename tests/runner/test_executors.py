@@ -211,3 +211,33 @@ def test_records_that_come_back_one_after_another_are_written_together(
     total = len(dataset.steps)
     assert result.written == total == len(read_run_log(out).steps)
     assert len(syncs) <= total // 4, (len(syncs), total)
+
+
+def test_an_interrupted_run_keeps_the_records_it_held(
+    tmp_path: Path, provider: ProviderState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C reaches the driver while it holds the records of steps that came back: they are
+    # written before the interrupt goes on, so the log holds every step that came back.
+    from pastcast.runner import _run
+
+    real_drain, calls, came = _run.drain, [0], [0]
+
+    def drain(items: Any, timeout: float | None = None) -> list[Any]:
+        calls[0] += 1
+        if calls[0] == 40:
+            raise KeyboardInterrupt
+        got = real_drain(items, timeout)
+        came[0] += len(got)
+        return got
+
+    monkeypatch.setattr(_run, "drain", drain)
+    provider.latency_s = 0.0
+    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
+    config = RunConfig(agents=agents, workers=16)
+    out = tmp_path / "run.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(
+            synthetic_dataset(n_events=60), synthetic_backend(), config, out, progress=False,
+            executor=LocalExecutor(1),
+        )  # fmt: skip
+    assert 0 < len(read_run_log(out).steps) == came[0] < 180

@@ -200,38 +200,49 @@ class _Driver:
         self._fill()
         back: list[StepOutcome] = []
         held_since = 0.0
-        while self.handed or back:
-            came = drain(self._done, timeout=_QUIET_S if back else None) if self.handed else []
-            for task, outcome in came:
-                self.gate.finished(task)
-                self.handed -= 1
-                if isinstance(outcome, BaseException):
-                    # Stop feeding; what is in flight still lands. Nothing of this step was
-                    # written, so a resume runs it again.
-                    self._error = self._error or outcome
-                    continue
-                held_since = held_since if back else time.monotonic()
-                back.append(outcome)
-                self._followed(task, outcome)
-            # The next steps go out first, so their calls run while records wait.
-            dry = self._fill()
-            if back and (
-                dry
-                or not came
-                or len(back) >= self.limit
-                or time.monotonic() - held_since >= _HOLD_S
-            ):
-                # Written once no step waits to be handed out or replies stop coming (or a
-                # wave's worth waits, or a second passed): under 256 threads, writing as they
-                # came held back every request behind it. One fsync for all of them.
-                for outcome in back:
-                    self.writer.write(outcome.record, sync=False)
-                    self.stats.add(outcome.record, outcome.retries, outcome.trips)
-                self.writer.sync()
-                refresh(len(back))
-                back = []
+        try:
+            while self.handed or back:
+                wait = _QUIET_S if back else None
+                came = drain(self._done, timeout=wait) if self.handed else []
+                for task, outcome in came:
+                    self.gate.finished(task)
+                    self.handed -= 1
+                    if isinstance(outcome, BaseException):
+                        # Stop feeding; what is in flight still lands. Nothing of this step was
+                        # written, so a resume runs it again.
+                        self._error = self._error or outcome
+                        continue
+                    held_since = held_since if back else time.monotonic()
+                    back.append(outcome)
+                    self._followed(task, outcome)
+                # The next steps go out first, so their calls run while records wait.
+                dry = self._fill()
+                if back and (
+                    dry
+                    or not came
+                    or len(back) >= self.limit
+                    or time.monotonic() - held_since >= _HOLD_S
+                ):
+                    # Written once no step waits to be handed out or replies stop coming (or a
+                    # wave's worth waits, or a second passed): under 256 threads, writing as
+                    # they came held back every request behind it.
+                    held, back = back, []  # not written twice if the write fails
+                    self._write(held, refresh)
+        except BaseException:
+            self._write(back, refresh)  # an interrupted run keeps every step that finished
+            raise
         if self._error is not None:
             raise self._error
+
+    def _write(self, back: list[StepOutcome], refresh: Callable[[int], None]) -> None:
+        """The records of steps that came back, with one fsync for all of them."""
+        if not back:
+            return
+        for outcome in back:
+            self.writer.write(outcome.record, sync=False)
+            self.stats.add(outcome.record, outcome.retries, outcome.trips)
+        self.writer.sync()
+        refresh(len(back))
 
 
 @contextmanager
