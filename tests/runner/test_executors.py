@@ -191,6 +191,7 @@ def test_records_that_come_back_one_after_another_are_written_together(
     # records and writes them together (one fsync) once replies pause, a wave's worth waits or
     # nothing is left to hand out; every record is written by the end.
     from pastcast.runlog import RunLogWriter
+    from pastcast.runner import _run
 
     syncs: list[int] = []
     real_sync = RunLogWriter.sync
@@ -200,6 +201,10 @@ def test_records_that_come_back_one_after_another_are_written_together(
         real_sync(self, **kw)
 
     monkeypatch.setattr(RunLogWriter, "sync", sync)
+    # Replies never pause long enough here, however busy the machine: what is held is written
+    # when a wave's worth (the workers) waits, or when nothing is left to hand out.
+    monkeypatch.setattr(_run, "_QUIET_S", 60.0)
+    monkeypatch.setattr(_run, "_HOLD_S", 60.0)
     provider.latency_s = 0.0  # one thread: the steps come back one after another
     agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
     config = RunConfig(agents=agents, workers=16)
@@ -220,15 +225,16 @@ def test_an_interrupted_run_keeps_the_records_it_held(
     # written before the interrupt goes on, so the log holds every step that came back.
     from pastcast.runner import _run
 
-    real_drain, calls, came = _run.drain, [0], [0]
+    real_drain, came = _run.drain, [0]
 
     def drain(items: Any, timeout: float | None = None) -> list[Any]:
-        calls[0] += 1
-        if calls[0] == 40:
+        if came[0] >= 40:  # the interrupt, once 40 steps came back, some of them held
             raise KeyboardInterrupt
         got = real_drain(items, timeout)
         came[0] += len(got)
         return got
+
+    monkeypatch.setattr(_run, "_QUIET_S", 60.0)  # held until 16 wait, however busy the machine
 
     monkeypatch.setattr(_run, "drain", drain)
     provider.latency_s = 0.0
