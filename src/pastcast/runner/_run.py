@@ -96,12 +96,12 @@ def knowledge_cutoffs_of(
 
 _HELD_MAX = 1024
 _SPARE = 8
+"""The executor holds one step in eight more than the run's workers: a thread that finishes a
+step takes the next at once, not after the driver has written what came back."""
 _QUIET_S = 0.01
 """Records that came back are written once no step has come back for this long ..."""
 _HOLD_S = 1.0
 """... or once the first of them has waited this long."""
-"""The executor holds one step in eight more than the run's workers: a thread that finishes a
-step takes the next at once, not after the driver has written what came back."""
 
 
 @dataclass
