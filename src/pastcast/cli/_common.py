@@ -128,7 +128,10 @@ def _attribute_docs(cls: type) -> dict[str, str]:
         (i for i in range(start + 1, len(lines)) if lines[i][:1] not in ("", " ", "\n", "#")),
         len(lines),
     )
-    node = ast.parse("".join(lines[start:stop])).body[0]
+    try:
+        node = ast.parse("".join(lines[start:stop])).body[0]
+    except SyntaxError:  # a class whose lines are not all indented: no help text
+        return {}
     docs: dict[str, str] = {}
     for stmt, after in itertools.pairwise(node.body if isinstance(node, ast.ClassDef) else []):
         if (
