@@ -12,8 +12,8 @@ from scale_world import model_agents, synthetic_backend, synthetic_dataset
 from scripted_provider import ProviderState
 
 from pastcast.errors import FieldError
-from pastcast.runlog import read_run_log
-from pastcast.runner import RunConfig, executors, run_benchmark
+from pastcast.runlog import RunLogWriter, read_run_log
+from pastcast.runner import RunConfig, RunResult, _run, executors, run_benchmark
 from pastcast.runner._executors import LocalExecutor
 
 
@@ -136,6 +136,18 @@ def test_the_local_pool_is_up_before_the_first_step_and_bounded(
         assert not thread.is_alive()
 
 
+def _memory_free_run(
+    provider: ProviderState, out: Path, dataset: Any, workers: int, executor: LocalExecutor
+) -> RunResult:
+    """The scripted tool agent, memory-free only, on ``dataset``: one step after another
+    where ``executor`` has one thread."""
+    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
+    config = RunConfig(agents=agents, workers=workers)
+    return run_benchmark(
+        dataset, synthetic_backend(), config, out, progress=False, executor=executor
+    )
+
+
 def test_the_next_steps_go_out_before_the_records_that_came_back_are_written(
     tmp_path: Path, provider: ProviderState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,8 +155,6 @@ def test_the_next_steps_go_out_before_the_records_that_came_back_are_written(
     # executor holds one step in eight more than the workers, and the driver hands out the
     # next steps before it writes those that came back. At every write the steps handed out
     # so far cover the records written plus the workers and their spare (or every step).
-    from pastcast.runlog import RunLogWriter
-
     events: list[str] = []
 
     class Recording(LocalExecutor):
@@ -164,13 +174,8 @@ def test_the_next_steps_go_out_before_the_records_that_came_back_are_written(
 
     monkeypatch.setattr(RunLogWriter, "write", write)
     provider.latency_s = 0.02
-    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
-    config = RunConfig(agents=agents, workers=8)
     dataset = synthetic_dataset()
-    result = run_benchmark(
-        dataset, synthetic_backend(), config, tmp_path / "run.jsonl", progress=False,
-        executor=Recording(),
-    )  # fmt: skip
+    result = _memory_free_run(provider, tmp_path / "run.jsonl", dataset, 8, Recording())
     total = len(dataset.steps)
     assert result.written == total == events.count("write")
     submitted = written = handed = most = 0
@@ -190,9 +195,6 @@ def test_records_that_come_back_one_after_another_are_written_together(
     # While steps keep coming back and others wait to be handed out, the driver holds their
     # records and writes them together (one fsync) once replies pause, a wave's worth waits or
     # nothing is left to hand out; every record is written by the end.
-    from pastcast.runlog import RunLogWriter
-    from pastcast.runner import _run
-
     syncs: list[int] = []
     real_sync = RunLogWriter.sync
 
@@ -206,13 +208,9 @@ def test_records_that_come_back_one_after_another_are_written_together(
     monkeypatch.setattr(_run, "_QUIET_S", 60.0)
     monkeypatch.setattr(_run, "_HOLD_S", 60.0)
     provider.latency_s = 0.0  # one thread: the steps come back one after another
-    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
-    config = RunConfig(agents=agents, workers=16)
     dataset = synthetic_dataset(n_events=60)
     out = tmp_path / "run.jsonl"
-    result = run_benchmark(
-        dataset, synthetic_backend(), config, out, progress=False, executor=LocalExecutor(1)
-    )
+    result = _memory_free_run(provider, out, dataset, 16, LocalExecutor(1))
     total = len(dataset.steps)
     assert result.written == total == len(read_run_log(out).steps)
     assert len(syncs) <= total // 4, (len(syncs), total)
@@ -223,8 +221,6 @@ def test_an_interrupted_run_keeps_the_records_it_held(
 ) -> None:
     # Ctrl-C reaches the driver while it holds the records of steps that came back: they are
     # written before the interrupt goes on, so the log holds every step that came back.
-    from pastcast.runner import _run
-
     real_drain, came = _run.drain, [0]
 
     def drain(items: Any, timeout: float | None = None) -> list[Any]:
@@ -235,15 +231,9 @@ def test_an_interrupted_run_keeps_the_records_it_held(
         return got
 
     monkeypatch.setattr(_run, "_QUIET_S", 60.0)  # held until 16 wait, however busy the machine
-
     monkeypatch.setattr(_run, "drain", drain)
     provider.latency_s = 0.0
-    agents = model_agents(provider.url, settings=("memory_free",), timeout_s=30.0)
-    config = RunConfig(agents=agents, workers=16)
     out = tmp_path / "run.jsonl"
     with pytest.raises(KeyboardInterrupt):
-        run_benchmark(
-            synthetic_dataset(n_events=60), synthetic_backend(), config, out, progress=False,
-            executor=LocalExecutor(1),
-        )  # fmt: skip
+        _memory_free_run(provider, out, synthetic_dataset(n_events=60), 16, LocalExecutor(1))
     assert 0 < len(read_run_log(out).steps) == came[0] < 180
