@@ -22,9 +22,6 @@ import random
 import re
 import select
 import socket
-import ssl
-import struct
-import sys
 import threading
 import time
 import urllib.request
@@ -247,40 +244,6 @@ class TokenBucket:
 
 _READ_BYTES = 1 << 16
 
-_KERNEL_TIMEOUTS = sys.platform in ("linux", "darwin")
-"""Where a socket's send and receive timeouts are set as ``struct timeval`` options."""
-
-
-def _bound(sock: socket.socket, option: int, seconds: float) -> None:
-    """Bound the next sends (``SO_SNDTIMEO``) or receives (``SO_RCVTIMEO``) on ``sock`` to
-    ``seconds``. A socket in blocking mode is given the kernel's timeout, which expires as
-    ``BlockingIOError``: Python's own timeout polls before every send and receive and switches
-    the descriptor's mode when set, each a wait for the interpreter at 256 threads
-    (docs/measurements/runner.md). Others (TLS, which needs Python's) get ``settimeout``."""
-    if sock.gettimeout() is not None:
-        sock.settimeout(seconds)
-        return
-    whole = int(seconds)
-    micros = max(1, int((seconds - whole) * 1e6))  # never 0: that is no timeout at all
-    sock.setsockopt(socket.SOL_SOCKET, option, struct.pack("@ll", whole, micros))
-
-
-def _send_by(sock: socket.socket, data: bytes, deadline: float) -> None:
-    """``sock.sendall(data)`` ending by ``deadline``: each send is given what is left (a
-    kernel's timeout bounds one send, and a server reading a byte now and then would extend a
-    ``sendall`` for ever)."""
-    view = memoryview(data)
-    while view:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the request's deadline passed")
-        _bound(sock, socket.SO_SNDTIMEO, left)
-        try:
-            sent = sock.send(view)
-        except BlockingIOError:  # the kernel's send timeout
-            raise TimeoutError("the request's deadline passed") from None
-        view = view[sent:]
-
 
 class _DeadlineIO(socket.SocketIO):
     """A socket's reads, each allowed only what is left until ``deadline``: a socket's own
@@ -298,12 +261,8 @@ class _DeadlineIO(socket.SocketIO):
         left = self._deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("the reply's deadline passed")
-        _bound(self._socket, socket.SO_RCVTIMEO, left)
-        self._checkClosed()  # io's own check
-        try:  # not SocketIO's: it reads the kernel's timeout as "nothing yet" (None)
-            return self._socket.recv_into(b)
-        except BlockingIOError:  # the kernel's receive timeout
-            raise TimeoutError("the reply's deadline passed") from None
+        self._socket.settimeout(left)
+        return super().readinto(b)
 
 
 class _DeadlineResponse(http.client.HTTPResponse):
@@ -318,19 +277,15 @@ class _DeadlineResponse(http.client.HTTPResponse):
 class _OneWrite(http.client.HTTPConnection):
     """A request's headers and body in one write, where the standard client makes two: one
     system call fewer, and one wait fewer for the interpreter after it, which at 256 threads
-    is what delays a request (docs/measurements/runner.md). Its sends end by ``deadline``."""
+    is what delays a request (docs/measurements/runner.md)."""
 
     _head: list[bytes] | None = None
-    deadline: float | None = None
-    """When the request in progress must end (``time.monotonic``), set for each request."""
 
     def send(self, data: Any) -> None:
-        if self._head is not None:
-            self._head.append(data)
-        elif self.deadline is None or not isinstance(data, bytes):
+        if self._head is None:
             super().send(data)
         else:
-            _send_by(self.sock, data, self.deadline)
+            self._head.append(data)
 
     def endheaders(self, message_body: Any = None, *, encode_chunked: bool = False) -> None:
         if not isinstance(message_body, bytes) or encode_chunked:
@@ -342,7 +297,7 @@ class _OneWrite(http.client.HTTPConnection):
             head = b"".join(self._head)
         finally:
             self._head = None
-        self.send(head + message_body)
+        super().send(head + message_body)
 
 
 class _OneWriteHTTPS(_OneWrite, http.client.HTTPSConnection):
@@ -392,13 +347,13 @@ class HttpEndpoint:
         if self._proxy is not None and self.scheme == "http":  # the proxy is sent whole URLs
             self.path = f"http://{parts.netloc.rpartition('@')[2]}{self.path}"
             self.headers |= self._proxy_auth
-        self._idle: queue.SimpleQueue[_OneWrite] = queue.SimpleQueue()
+        self._idle: queue.SimpleQueue[http.client.HTTPConnection] = queue.SimpleQueue()
         # The codec that ``getaddrinfo`` encodes a host name with, imported now: on first use,
         # each of 256 threads connecting at once looked it up under the import lock, and a
         # run's first requests waited 0.15 s for it (docs/measurements/runner.md).
         codecs.lookup("idna")
 
-    def _connection(self) -> _OneWrite:
+    def _connection(self) -> http.client.HTTPConnection:
         new = _OneWriteHTTPS if self.scheme == "https" else _OneWrite
         proxy = self._proxy
         if proxy is None:
@@ -431,7 +386,7 @@ class HttpEndpoint:
         return data
 
     def _send(
-        self, conn: _OneWrite, path: str, body: bytes
+        self, conn: http.client.HTTPConnection, path: str, body: bytes
     ) -> tuple[bytes | ProviderFailure, bool]:
         """The reply body or the failure, and whether ``conn`` may be used again."""
         deadline = time.monotonic() + self.timeout_s
@@ -442,11 +397,9 @@ class HttpEndpoint:
                 # headers and body are two writes: without this, Nagle's algorithm may hold
                 # the body until the server's delayed ACK of the headers (urllib3 sets it too)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if _KERNEL_TIMEOUTS and not isinstance(sock, ssl.SSLSocket):
-                    sock.settimeout(None)  # bounded by the kernel's timeouts below (``_bound``)
-            # sending and reading are bounded as a whole by the deadline: the connection's
-            # sends, and the response class made for this request
-            conn.deadline = deadline
+            # sending is bounded as a whole by the socket's timeout (sendall), reading by
+            # the deadline's response class, made for this request
+            conn.sock.settimeout(max(deadline - time.monotonic(), 1e-3))
             conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
             conn.request("POST", path, body=body, headers=self.headers)
             resp = conn.getresponse()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
@@ -12,7 +13,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from fake_chat_server import FakeServer, completion, start_fake_server
@@ -258,23 +258,13 @@ def test_a_request_goes_out_in_one_write(
     # The standard client writes a request's headers and its body apart; one write is one
     # system call, and one wait for the interpreter, fewer a request.
     sent: list[bytes] = []
-    real_send, real_sendall = socket.socket.send, socket.socket.sendall
-    server_port = urlsplit(fake_server.url).port
+    real_send = http.client.HTTPConnection.send
 
-    def record(sock: socket.socket, data: bytes) -> None:
-        if sock.getsockname()[1] != server_port:  # the client's, not the server's replies
-            sent.append(bytes(data))
+    def send(self: http.client.HTTPConnection, data: bytes) -> None:
+        sent.append(bytes(data))
+        real_send(self, data)
 
-    def send(self: socket.socket, data: bytes, *flags: int) -> int:
-        record(self, data)
-        return real_send(self, data, *flags)
-
-    def sendall(self: socket.socket, data: bytes, *flags: int) -> None:
-        record(self, data)
-        real_sendall(self, data, *flags)
-
-    monkeypatch.setattr(socket.socket, "send", send)
-    monkeypatch.setattr(socket.socket, "sendall", sendall)
+    monkeypatch.setattr(http.client.HTTPConnection, "send", send)
     model = _model(fake_server)
     assert model.chat(_req(Message(role="user", content="q1"))).content == "hello"
     assert len(sent) == 1
@@ -303,40 +293,10 @@ def test_the_host_name_codec_is_looked_up_before_any_connection() -> None:
     assert done.stdout.split() == ["False", "True"]
 
 
-def test_a_kept_plain_connection_sets_no_socket_timeout_per_request(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Python's socket timeout switches the descriptor's mode when set and polls before every
-    # send and receive: waits for the interpreter at 256 threads. A plain connection is in
-    # blocking mode, bounded by the kernel's send and receive timeouts instead.
-    calls: list[object] = []
-    real = socket.socket.settimeout
-
-    def settimeout(self: socket.socket, value: float | None) -> None:
-        calls.append(value)
-        real(self, value)
-
-    monkeypatch.setattr(socket.socket, "settimeout", settimeout)
-    state, server = start_fake_server()
-    server.RequestHandlerClass.protocol_version = "HTTP/1.1"  # connections kept between calls
-    try:
-        model = _model(state)
-        assert model.chat(_req()).content == "hello"
-        connecting = len(calls)
-        assert [model.chat(_req()).content for _ in range(3)] == ["hello"] * 3
-        assert len(state.requests) == 4
-        assert len(calls) == connecting  # none for the requests on the kept connection
-        assert calls[-1] is None  # the connection's socket ends in blocking mode
-        model.close()
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.mark.timeout(30)  # a send the deadline does not bound blocks for ever
 def test_a_server_that_never_reads_the_request_is_a_timeout() -> None:
-    # The request's send is bounded by the same deadline (the kernel's send timeout on a plain
-    # connection): a body far beyond the socket buffers, to a server that accepts and never reads.
+    # The request's send is bounded by the same deadline as its reply: a body far beyond the
+    # socket buffers, to a server that accepts and never reads.
     listener = socket.create_server(("127.0.0.1", 0))
     accepted: list[socket.socket] = []
     threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
@@ -360,8 +320,8 @@ def test_a_server_that_never_reads_the_request_is_a_timeout() -> None:
 
 
 def test_a_tls_connection_keeps_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    # TLS needs Python's own socket timeout (its reads retry for ever on a kernel's timeout): a
-    # reply over HTTPS comes back, and one later than timeout_s is a timeout, in time.
+    # Over HTTPS too (a local server with its own certificate): a reply comes back on a kept
+    # connection, and one later than timeout_s is a timeout, in time.
     here = Path(__file__).parent
     monkeypatch.setenv("SSL_CERT_FILE", str(here / "localhost-cert.pem"))  # its own CA
     state, server = start_fake_server()
