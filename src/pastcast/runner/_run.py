@@ -125,7 +125,8 @@ class _Driver:
         self._fresh = self._initial(self.chains)
         self._next: deque[StepTask] = deque()  # continuations of memory-on chains go first
         # Isolated steps at another cutoff than those in flight wait here (docs/isolation.md).
-        self.gate = CutoffGate({c.spec.factory: agent_info(c.spec).isolated for c in self.chains})
+        factories = {c.spec.factory: c.spec for c in self.chains}  # one look-up a factory
+        self.gate = CutoffGate({f: agent_info(spec).isolated for f, spec in factories.items()})
         self._held: list[StepTask] = []
         self._done: queue.Queue[tuple[StepTask, StepOutcome | BaseException]] = queue.Queue()
         self._error: BaseException | None = None
