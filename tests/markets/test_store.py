@@ -114,6 +114,18 @@ def test_content_hash_changes_with_content() -> None:
     assert content_hash(ds) != content_hash(other)
 
 
+def test_content_hash_is_the_one_stored_datasets_were_given() -> None:
+    # A stored dataset's id is its content hash: the same rows must hash as they always have
+    # (dates, instants, floats, text beyond ASCII), whatever the code computing it.
+    ds = _dataset()
+    title = ds.events[1].model_copy(update={"title": "Qui gagne — « B » ?"})
+    other = Dataset("test", (ds.events[0], title), ds.resolutions, ds.beliefs, ds.steps, ds.splits)
+    assert content_hash(ds) == "6940339e98e42407a15f379d43cd24b687fc2546d7aa48c17e976419e2ae593a"
+    assert content_hash(other) == (
+        "b6221d1abb238d7cb56932820cbb887717d5810e6597c328f4fe7aa25b4297f7"
+    )
+
+
 def test_replace_is_atomic_and_failed_write_keeps_old(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     ds = _dataset()
     out = tmp_path / "ds"

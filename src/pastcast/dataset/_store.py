@@ -128,15 +128,18 @@ def _canonical(value: Any) -> Any:
     return repr(value) if isinstance(value, float) else value
 
 
+_ROW_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+"""A row's JSON in the content hash; not canonical_json: its separators would change the id of
+every stored dataset. One encoder for every row (``json.dumps`` with options makes one a row)."""
+
+
 def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:
     h = hashlib.sha256()
     for name in _present(rows):
         h.update(f"\x00table:{name}\n".encode())
-        for row in rows[name]:
-            canon = {k: _canonical(v) for k, v in row.items()}
-            # not canonical_json: its separators would change the id of every stored dataset
-            h.update(json.dumps(canon, sort_keys=True, ensure_ascii=False).encode())
-            h.update(b"\n")
+        lines = [_ROW_JSON({k: _canonical(v) for k, v in row.items()}) for row in rows[name]]
+        if lines:  # a table's lines at once: the same bytes as one line at a time
+            h.update(("\n".join(lines) + "\n").encode())
     return h.hexdigest()
 
 
