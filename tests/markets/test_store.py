@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from markets_factories import at, binary
 
 from pastcast.dataset import (
     Dataset,
+    _store,
     content_hash,
     load_dataset,
     read_manifest,
@@ -124,6 +126,30 @@ def test_content_hash_is_the_one_stored_datasets_were_given() -> None:
     assert content_hash(other) == (
         "b6221d1abb238d7cb56932820cbb887717d5810e6597c328f4fe7aa25b4297f7"
     )
+
+
+def test_a_table_hashes_as_its_rows_one_line_at_a_time() -> None:
+    # The hash takes a table's lines in blocks; the bytes must be those of one line at a time,
+    # whatever the table's length against the block's (stored datasets were hashed so).
+    def reference(rows: dict[str, list[dict[str, object]]]) -> str:
+        h = hashlib.sha256()
+        for name in _store._present(rows):
+            h.update(f"\x00table:{name}\n".encode())
+            for row in rows[name]:
+                canon = {k: _store._canonical(v) for k, v in row.items()}
+                h.update(json.dumps(canon, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+        return h.hexdigest()
+
+    block = _store._HASH_BLOCK
+    for n in (0, 1, block - 1, block, block + 1, 2 * block + 3):
+        rows: dict[str, list[dict[str, object]]] = {
+            name: [] for name in ("events", "resolutions", "beliefs", "steps", "splits")
+        }
+        rows["events"] = [
+            {"id": f"é{i}", "p": i / 7, "day": date(2025, 1, 1) + timedelta(days=i % 300)}
+            for i in range(n)
+        ]
+        assert _store._hash_rows(rows) == reference(rows), n
 
 
 def test_replace_is_atomic_and_failed_write_keeps_old(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -128,6 +129,9 @@ def _canonical(value: Any) -> Any:
     return repr(value) if isinstance(value, float) else value
 
 
+_HASH_BLOCK = 4096
+"""Rows whose JSON lines the content hash takes in one update."""
+
 _ROW_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
 """A row's JSON in the content hash; not canonical_json: its separators would change the id of
 every stored dataset. One encoder for every row (``json.dumps`` with options makes one a row)."""
@@ -137,9 +141,10 @@ def _hash_rows(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> str:
     h = hashlib.sha256()
     for name in _present(rows):
         h.update(f"\x00table:{name}\n".encode())
-        lines = [_ROW_JSON({k: _canonical(v) for k, v in row.items()}) for row in rows[name]]
-        if lines:  # a table's lines at once: the same bytes as one line at a time
-            h.update(("\n".join(lines) + "\n").encode())
+        lines = (_ROW_JSON({k: _canonical(v) for k, v in row.items()}) for row in rows[name])
+        # lines hashed a block at a time: the same bytes as one line at a time, in bounded memory
+        while block := list(islice(lines, _HASH_BLOCK)):
+            h.update(("\n".join(block) + "\n").encode())
     return h.hexdigest()
 
 
