@@ -142,9 +142,7 @@ def test_a_table_hashes_as_its_rows_one_line_at_a_time() -> None:
 
     block = _store._HASH_BLOCK
     for n in (0, 1, block - 1, block, block + 1, 2 * block + 3):
-        rows: dict[str, list[dict[str, object]]] = {
-            name: [] for name in ("events", "resolutions", "beliefs", "steps", "splits")
-        }
+        rows: dict[str, list[dict[str, object]]] = {name: [] for name in _store.TABLES}
         rows["events"] = [
             {"id": f"é{i}", "p": i / 7, "day": date(2025, 1, 1) + timedelta(days=i % 300)}
             for i in range(n)
