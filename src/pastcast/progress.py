@@ -15,24 +15,16 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NewType, cast
 
-from rich.console import Console
-from rich.errors import MarkupError
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.progress import Progress
+    from rich.progress import TaskID as RichTaskID
 
 __all__ = ["ProgressReporter", "TaskID"]
+
+TaskID = NewType("TaskID", int)
+"""A task of a ``ProgressReporter`` (as ``rich.progress.TaskID``)."""
 
 INTERVAL_ENV = "PASTCAST_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL_S = 5.0
@@ -50,15 +42,6 @@ def line_interval() -> float:
     return value if 0 <= value < float("inf") else DEFAULT_INTERVAL_S
 
 
-class _Rate(ProgressColumn):
-    """The task's units a second, as the bar measures them."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        unit = task.fields["unit"]
-        return Text("" if speed is None else f"{_rate(speed)} {unit}/s", "progress.data.speed")
-
-
 def _rate(speed: float) -> str:
     return f"{speed:,.2f}" if speed < 10 else f"{speed:,.0f}"
 
@@ -69,10 +52,71 @@ def _clock(seconds: float) -> str:
 
 
 def _plain(markup: str) -> str:
+    if "[" not in markup:  # no markup: rich, a terminal's library, is not loaded for lines
+        return markup
+    from rich.errors import MarkupError
+    from rich.text import Text
+
     try:
         return Text.from_markup(markup).plain
     except MarkupError:  # a name that only looks like markup: shown as it is
         return markup
+
+
+def _is_terminal(terminal: bool | None) -> bool:
+    """Whether stderr shows a bar: ``terminal``, else rich's answer. Where rich could only say
+    no (stderr no terminal, neither ``FORCE_COLOR`` nor ``TTY_COMPATIBLE`` set), it is not
+    loaded: its import is a tenth of a run's start-up."""
+    if terminal is not None:
+        return terminal
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        tty = bool(isatty and isatty())
+    except ValueError:  # closed
+        tty = False
+    if not tty and not {"FORCE_COLOR", "TTY_COMPATIBLE"} & os.environ.keys():
+        return False
+    from rich.console import Console
+
+    return Console(stderr=True).is_terminal
+
+
+def _bar(transient: bool) -> Progress:
+    """The bar: done / total, rate, status, elapsed time and ETA."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """The task's units a second, as the bar measures them."""
+
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            unit = task.fields["unit"]
+            shown = "" if speed is None else f"{_rate(speed)} {unit}/s"
+            return Text(shown, "progress.data.speed")
+
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        transient=transient,
+        console=Console(stderr=True),
+    )
 
 
 @dataclass
@@ -104,21 +148,7 @@ class ProgressReporter:
     ) -> None:
         self.unit = unit
         self.enabled = enabled
-        console = Console(stderr=True)
-        self._bar: Progress | None = None
-        if enabled and (console.is_terminal if terminal is None else terminal):
-            self._bar = Progress(
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                _Rate(),
-                TextColumn("{task.fields[status]}"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                transient=transient,
-                console=console,
-            )
+        self._bar = _bar(transient) if enabled and _is_terminal(terminal) else None
         self.interval_s = line_interval() if interval_s is None else interval_s
         self._lines: dict[TaskID, _Line] = {}
         self._next_id = 0
@@ -142,7 +172,7 @@ class ProgressReporter:
         fields.setdefault("status", "")
         fields.setdefault("unit", self.unit)
         if self._bar is not None:
-            return self._bar.add_task(description, total=total, **fields)
+            return TaskID(self._bar.add_task(description, total=total, **fields))
         with self._lock:
             task = TaskID(self._next_id)
             self._next_id += 1
@@ -161,7 +191,13 @@ class ProgressReporter:
         **fields: Any,
     ) -> None:
         if self._bar is not None:
-            self._bar.update(task, completed=completed, advance=advance, total=total, **fields)
+            self._bar.update(
+                cast("RichTaskID", task),
+                completed=completed,
+                advance=advance,
+                total=total,
+                **fields,
+            )
             return
         with self._lock:
             line = self._lines.get(task)
@@ -183,7 +219,7 @@ class ProgressReporter:
     def remove_task(self, task: TaskID) -> None:
         """The task ends: its bar goes, or its last count is printed unless it was already."""
         if self._bar is not None:
-            self._bar.remove_task(task)
+            self._bar.remove_task(cast("RichTaskID", task))
             return
         with self._lock:
             if task in self._lines:

@@ -10,14 +10,18 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pastcast.agents import _prompts, action_template
+from pastcast.agents._answer import view_fields
 from pastcast.agents._notebook import memory_answer_template, notebook_field
 from pastcast.agents._prompts import (
     list_prompts,
     load_prompt,
     question_fields,
 )
+from pastcast.env import question_view
 from pastcast.records import Event
 
 EXPECTED = {
@@ -134,3 +138,44 @@ def test_question_fields_use_time_when_not_midnight() -> None:
     fields = question_fields(_event(), datetime(2024, 3, 5, 12, 30, tzinfo=UTC))
     assert fields["cutoff_date"] == "2024-03-05 12:30 UTC"
     assert fields["labels"].splitlines() == ["- Alice", "- Bob “B”", "- Carol"]
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_SHOWN = st.text(st.characters(whitelist_categories=("L", "N", "P", "Zs")), max_size=30).filter(
+    lambda text: any(c.isalnum() for c in text)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    title=_SHOWN,
+    description=_TEXT,
+    criteria=_TEXT,
+    category=_TEXT,
+    labels=st.lists(_SHOWN, min_size=2, max_size=4, unique=True),
+    minute=st.sampled_from([0, 1, 90, 754]),
+)
+def test_a_question_view_fills_the_fields_its_event_fills(
+    title: str,
+    description: str,
+    criteria: str,
+    category: str,
+    labels: list[str],
+    minute: int,
+) -> None:
+    # An agent fills its prompt from the question view of its step; the view holds the event's
+    # fields as the step is shown them, so the placeholders are the event's, texts and times.
+    event = Event(
+        id="e1",
+        title=title,
+        description=description,
+        resolution_criteria=criteria,
+        kind="multi",
+        labels=tuple(labels),
+        category=category,
+        open_time=datetime(2024, 1, 1, tzinfo=UTC),
+        close_time=datetime(2024, 6, 1, 0, minute % 60, tzinfo=UTC),
+    )
+    cutoff = datetime(2024, 3, 5, minute // 60, minute % 60, tzinfo=UTC)
+    view = question_view(event, cutoff, 0)
+    assert view_fields(view) == question_fields(event, cutoff)

@@ -85,3 +85,46 @@ def test_max_steps_stops_early_and_the_same_command_completes(tmp_path: Path) ->
 def test_max_steps_is_documented_in_the_help() -> None:
     shown = _pastcast("run", "--help")
     assert "--max-steps" in shown.stdout
+
+
+_LINES_ONLY = """
+import sys
+from pastcast.progress import ProgressReporter
+with ProgressReporter("steps") as bar:
+    task = bar.add_task("forecast steps", total=2, status="0 failed")
+    bar.advance(task, 2)
+print("rich" in sys.modules, bar._bar is not None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "False False"),  # lines: the terminal library is not even loaded
+        ({"FORCE_COLOR": "1"}, "True True"),  # rich's own overrides still make a bar
+        ({"TTY_COMPATIBLE": "1"}, "True True"),
+        ({"TTY_COMPATIBLE": "0"}, "True False"),
+    ],
+)
+def test_without_a_terminal_progress_is_lines_and_rich_decides_only_when_asked(
+    env: dict[str, str], expected: str
+) -> None:
+    plain = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    done = subprocess.run(
+        [sys.executable, "-c", _LINES_ONLY],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=plain | env,
+        check=True,
+    )
+    assert done.stdout.split("\n")[-2] == expected, done.stdout + done.stderr
+
+
+def test_markup_in_a_progress_line_is_shown_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    with ProgressReporter("steps", terminal=False, interval_s=0) as bar:
+        task = bar.add_task("run [3]", total=1, status="[red]paused: openai[/red]")
+        bar.advance(task)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1].startswith("run [3]: 1/1 steps · ")
+    assert lines[-1].endswith(" · paused: openai")

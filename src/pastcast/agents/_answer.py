@@ -23,7 +23,6 @@ from pastcast.probabilities import completed, scaled
 from pastcast.records import (
     BINARY_LABELS,
     RETRY_MARKERS,
-    Event,
     FailureReason,
     Forecast,
     Message,
@@ -77,9 +76,8 @@ def stages_over(
 
 
 def view_fields(q: QuestionView) -> dict[str, str]:
-    """Prompt placeholders for a question view (same rules as ``question_fields``)."""
-    event = Event(id=q.event_id, **q.model_dump(exclude={"event_id", "cutoff", "step_index"}))
-    return question_fields(event, q.cutoff)
+    """Prompt placeholders for a question view at its cutoff (``question_fields``)."""
+    return question_fields(q, q.cutoff)
 
 
 def answer_schema(labels: Sequence[str]) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Versioned prompt files shipped with the package (``prompts/NAME.vN.txt``, a ``[system]`` and a
 ``[user]`` section), registered on ``prompt_registry`` by id ``name.vN`` (entry-point group
 ``pastcast.prompts``), and filling their ``{lower_case}`` placeholders; docs/models.md,
-"Prompts". Prompts are filled from an ``Event`` only (``question_fields``): no resolved label or
-market price can reach them.
+"Prompts". Prompts are filled from an ``Event`` or its ``QuestionView`` at a step only
+(``question_fields``): no resolved label or market price can reach them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from functools import cache, partial
 from importlib import resources
 from importlib.resources.abc import Traversable
 
+from pastcast.env import QuestionView
 from pastcast.records import BINARY_LABELS, Event, Message, Record
 from pastcast.registry import Registry
 
@@ -177,8 +178,9 @@ def _when(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def question_fields(event: Event, cutoff: datetime) -> dict[str, str]:
-    """The question placeholders, built from what an agent may see of the event."""
+def question_fields(event: Event | QuestionView, cutoff: datetime) -> dict[str, str]:
+    """The question placeholders, built from what an agent may see of the event: the event, or
+    its view at a step (the same fields, as the step is shown them)."""
     return {
         "title": event.title,
         "description": event.description.strip() or "(none)",
