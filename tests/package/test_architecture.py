@@ -378,7 +378,8 @@ def test_the_layer_check_sees_an_upward_import_inside_a_function() -> None:
         "pastcast.scoring._planted",
         "def later() -> None:\n    from pastcast.runner import run_benchmark\n",
     )
-    assert "pastcast.scoring._planted -> pastcast.runner" in upward_imports(graph)
+    # the runner's facade is lazy: the name resolves to the module that defines it
+    assert "pastcast.scoring._planted -> pastcast.runner._run" in upward_imports(graph)
     cycles = _cycles(_package_graph(graph))
     assert any({"pastcast.runner", "pastcast.scoring"} <= set(c) for c in cycles)
 
@@ -429,7 +430,7 @@ def _loaded_modules(code: str) -> list[str]:
     return out.stdout.split()
 
 
-RUN_PATH_MODULES = 120
+RUN_PATH_MODULES = 100
 
 
 def test_the_run_path_loads_a_bounded_part_of_the_package() -> None:

@@ -5,7 +5,6 @@ their own sub-package, loaded by the registries on first use: ``embedded`` (the 
 
 from __future__ import annotations
 
-from pastcast.corpus._build_report import CorpusBuildReport
 from pastcast.corpus._filter import DocType, SearchFilter
 from pastcast.corpus._identity import content_digest
 from pastcast.corpus._open import (
@@ -30,6 +29,7 @@ from pastcast.records import CorpusIdentity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pastcast.corpus._build_report import CorpusBuildReport
     from pastcast.corpus._conformance import (
         EquivalenceReport,
         LeakageError,

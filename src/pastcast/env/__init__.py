@@ -1,20 +1,24 @@
 """The episode environment: a forecast step, its cutoff-bound tools, budgets and notebook."""
 
-from pastcast.env._check import EnvCheckError, EnvCheckReport, check_env
-from pastcast.env._config import EnvConfig
-from pastcast.env._episode import Episode, ForecastEnv, PublicHistory
-from pastcast.env._question import QuestionView, question_view
-from pastcast.env._toolkit import (
-    BudgetExceeded,
-    DocumentText,
-    ListedPost,
-    MarketDay,
-    PythonResult,
-    SearchResult,
-    ToolDef,
-    ToolError,
-)
-from pastcast.env._tools import TOOLS, Toolbox
+from pastcast.lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.env._check import EnvCheckError, EnvCheckReport, check_env
+    from pastcast.env._config import EnvConfig
+    from pastcast.env._episode import Episode, ForecastEnv, PublicHistory
+    from pastcast.env._question import QuestionView, question_view
+    from pastcast.env._toolkit import (
+        BudgetExceeded,
+        DocumentText,
+        ListedPost,
+        MarketDay,
+        PythonResult,
+        SearchResult,
+        ToolDef,
+        ToolError,
+    )
+    from pastcast.env._tools import TOOLS, Toolbox
 
 __all__ = [
     "TOOLS",
@@ -37,3 +41,5 @@ __all__ = [
     "check_env",
     "question_view",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__)

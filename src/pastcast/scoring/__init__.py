@@ -3,64 +3,68 @@ score tables are in ``pastcast.scoring.analyses`` (loaded only when used)."""
 
 from __future__ import annotations
 
-from pastcast.scoring._aggregate import (
-    KAPPA,
-    AlphaTest,
-    GroupSummary,
-    MetricSummary,
-    alpha_test,
-    distinct_rows,
-    shrink,
-    summarize,
-)
-from pastcast.scoring._binary import (
-    Murphy,
-    alpha_anatomy,
-    alpha_score,
-    bin_index,
-    binary_brier,
-    ece,
-    murphy,
-)
-from pastcast.scoring._binomial import clopper_pearson, corrected_rate, wilson
-from pastcast.scoring._bootstrap import (
-    cluster_bootstrap,
-    cluster_bootstrap_means,
-    grouped_cluster_bootstrap,
-    ratio_bootstrap,
-)
-from pastcast.scoring._metrics import (
-    Cell,
-    GradedForecast,
-    Metric,
-    ScoreColumns,
-    metric,
-    metric_list,
-    metrics,
-    score_forecast,
-    score_step,
-    step_scores,
-)
-from pastcast.scoring._multiclass import (
-    LOG_FLOOR,
-    Fallback,
-    accuracy,
-    brier,
-    info_alpha,
-    log_loss,
-    normalize,
-    uniform,
-)
-from pastcast.scoring._paired import PairedComparison, PairedDifference, paired_comparison
-from pastcast.scoring._table import (
-    TABLE_INPUTS,
-    Convention,
-    ScoreTable,
-    coded,
-    event_kind,
-    table_from_columns,
-    table_from_records,
-)
+from pastcast.lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pastcast.scoring._aggregate import (
+        KAPPA,
+        AlphaTest,
+        GroupSummary,
+        MetricSummary,
+        alpha_test,
+        distinct_rows,
+        shrink,
+        summarize,
+    )
+    from pastcast.scoring._binary import (
+        Murphy,
+        alpha_anatomy,
+        alpha_score,
+        bin_index,
+        binary_brier,
+        ece,
+        murphy,
+    )
+    from pastcast.scoring._binomial import clopper_pearson, corrected_rate, wilson
+    from pastcast.scoring._bootstrap import (
+        cluster_bootstrap,
+        cluster_bootstrap_means,
+        grouped_cluster_bootstrap,
+        ratio_bootstrap,
+    )
+    from pastcast.scoring._metrics import (
+        Cell,
+        GradedForecast,
+        Metric,
+        ScoreColumns,
+        metric,
+        metric_list,
+        metrics,
+        score_forecast,
+        score_step,
+        step_scores,
+    )
+    from pastcast.scoring._multiclass import (
+        LOG_FLOOR,
+        Fallback,
+        accuracy,
+        brier,
+        info_alpha,
+        log_loss,
+        normalize,
+        uniform,
+    )
+    from pastcast.scoring._paired import PairedComparison, PairedDifference, paired_comparison
+    from pastcast.scoring._table import (
+        TABLE_INPUTS,
+        Convention,
+        ScoreTable,
+        coded,
+        event_kind,
+        table_from_columns,
+        table_from_records,
+    )
 
 __all__ = [
     "KAPPA",
@@ -114,3 +118,5 @@ __all__ = [
     "uniform",
     "wilson",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__)
