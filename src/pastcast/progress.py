@@ -66,7 +66,7 @@ def _plain(markup: str) -> str:
 def _is_terminal(terminal: bool | None) -> bool:
     """Whether stderr shows a bar: ``terminal``, else rich's answer. Where rich could only say
     no (stderr no terminal, neither ``FORCE_COLOR`` nor ``TTY_COMPATIBLE`` set), it is not
-    loaded: its import is a tenth of a run's start-up."""
+    loaded: its import is about 45 ms of CPU at a command's start."""
     if terminal is not None:
         return terminal
     isatty = getattr(sys.stderr, "isatty", None)
