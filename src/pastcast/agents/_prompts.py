@@ -16,10 +16,13 @@ from datetime import datetime, time
 from functools import cache, partial
 from importlib import resources
 from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
 
-from pastcast.env import QuestionView
 from pastcast.records import BINARY_LABELS, Event, Message, Record
 from pastcast.registry import Registry
+
+if TYPE_CHECKING:
+    from pastcast.env import QuestionView
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _ID = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<version>\d+)$")
