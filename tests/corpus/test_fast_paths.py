@@ -93,6 +93,24 @@ def test_the_kernel_compiles_uncached_where_numba_finds_no_cache_folder() -> Non
     assert (run.returncode, run.stdout.strip()) == (0, "False"), run.stderr[-500:]
 
 
+def test_the_kernel_loads_without_linear_algebra_and_numba_still_finds_blas() -> None:
+    # a fresh process: the kernel's first call loads numba's compiler without scipy's linear
+    # algebra; numba's own BLAS probe then answers as it would have, and np.dot still compiles
+    code = """if True:
+        import importlib.util, sys
+        import numba, numpy as np
+        from pastcast.corpus.embedded._kernel import _hash_at
+        assert _hash_at(np.arange(4, dtype=np.uint64), np.uint64(2)) == 2
+        loaded = "scipy.linalg" in sys.modules
+        from numba.np import arraymath
+        dot = numba.njit(lambda a, b: np.dot(a, b))
+        blas = importlib.util.find_spec("scipy") is not None
+        print(loaded, bool(arraymath._HAVE_BLAS) == blas, dot(np.ones(3), np.ones(3)) == 3.0)
+    """
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (run.returncode, run.stdout.split()) == (0, ["False", "True", "True"]), run.stderr
+
+
 def test_the_interpolated_term_look_up_finds_what_bisection_finds() -> None:
     rng = np.random.default_rng(5)
     for size in (0, 1, 15, 16, 17, 100, 1000, 20_000):

@@ -9,7 +9,9 @@ on the first search, and the compiled code is cached on disk.
 from __future__ import annotations
 
 import math
+import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -39,6 +41,43 @@ def _cache_found() -> bool:
 
 
 _CACHE = _cache_found()
+
+
+class _DeferredProbe:
+    """A probe's truth, taken the first time it is asked for, then kept."""
+
+    def __init__(self, probe: Callable[[], bool]) -> None:
+        self._probe = probe
+        self._value: bool | None = None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            self._value = bool(self._probe())
+        return self._value
+
+
+def _load_array_library() -> None:
+    """Load numba's array library (its first compiled call would) without probing for scipy's
+    BLAS as it loads: the probe imports scipy's linear algebra, about 0.2 s of a first search,
+    for numba's ``np.dot`` and its kin, which the kernel does not use. The probe's answer is
+    deferred, not changed: numba asks for it when it compiles such a call, gets what the probe
+    says then, and other numba code in the process sees what it would have."""
+    if "numba.np.arraymath" in sys.modules:
+        return
+    blas = "scipy.linalg.cython_blas"
+    hidden = blas not in sys.modules
+    if hidden:
+        sys.modules[blas] = None  # type: ignore[assignment]  # importing it raises ImportError
+    try:
+        from numba.np import arraymath
+    finally:
+        if hidden and sys.modules.get(blas, False) is None:
+            del sys.modules[blas]
+    if hidden and isinstance(getattr(arraymath, "_HAVE_BLAS", None), bool):
+        arraymath._HAVE_BLAS = _DeferredProbe(arraymath._check_blas)
+
+
+_load_array_library()
 
 
 @numba.njit(cache=_CACHE, nogil=True, inline="always")
