@@ -73,8 +73,9 @@ def _load_array_library() -> None:
     finally:
         if hidden and sys.modules.get(blas, False) is None:
             del sys.modules[blas]
-    if hidden and isinstance(getattr(arraymath, "_HAVE_BLAS", None), bool):
-        arraymath._HAVE_BLAS = _DeferredProbe(arraymath._check_blas)
+    probe = getattr(arraymath, "_check_blas", None)
+    if hidden and isinstance(getattr(arraymath, "_HAVE_BLAS", None), bool) and callable(probe):
+        arraymath._HAVE_BLAS = _DeferredProbe(probe)
 
 
 _load_array_library()
