@@ -61,11 +61,14 @@ lint: $(FULL)
 typecheck: $(FULL)
 	$(BIN)/mypy
 
-# The suite runs on every core (pytest-xdist); TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+# The suite runs on every core (pytest-xdist; TEST_WORKERS=N sets how many processes, 0 runs it
+# in one). The whole suite starts one worker more than the cores: the tests marked `waits`
+# (minutes on a scaled clock, the core idle) are collected first and so go to one worker, which
+# waits through them while the others use the cores (tests/_tiers.py).
+CORES := $(shell nproc 2>/dev/null || echo 2)
 
 unit: $(FULL)
-	$(BIN)/pytest -q -n $(TEST_WORKERS)
+	$(BIN)/pytest -q -n $(or $(TEST_WORKERS),$(shell echo $$(($(CORES) + 1))))
 
 test: lint typecheck unit
 
@@ -76,7 +79,7 @@ test: lint typecheck unit
 # after a checkout or a kernel change compiles them), so no fast test pays for that.
 test-fast: $(FULL)
 	@d=$$(mktemp -d) && $(BIN)/pastcast corpus build jsonl:examples/docs.jsonl --out $$d/idx >/dev/null 2>&1 && $(BIN)/pastcast corpus search $$d/idx warm --as-of 2025-01-01 >/dev/null; rm -rf $$d
-	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not slow"
+	$(BIN)/pytest -q -n $(or $(TEST_WORKERS),$(CORES)) -m "not slow"
 
 # Measures the whole suite again and rewrites tests/durations.json (run it on an idle machine).
 durations: $(FULL)

@@ -39,6 +39,12 @@ FAST_LIMIT_S = 5.0
 """A test outside the slow tier fails past this (its set-up and call), unless told otherwise."""
 SLOW_KINDS = ("local_llm", "remote_llm", "train")
 """Marks of tests that are slow whatever they check: a real model server, a fine-tuning run."""
+WAITS = "waits"
+"""The mark of a test that spends minutes waiting on the wall clock with its core idle (a live
+service on a scaled clock). Such tests come first in the collection, so that xdist's first batch
+of consecutive tests gives them all to one worker, which waits through them while the others,
+one per core (``make test`` starts one worker more than the cores), keep the cores busy. Last in
+the collection, they held a worker idle at the end of the run."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         kind = any(item.get_closest_marker(k) for k in SLOW_KINDS)
         if kind or durations.is_slow(item.nodeid, getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    waiting = [item for item in items if item.get_closest_marker(WAITS)]
+    items[:] = waiting + [item for item in items if not item.get_closest_marker(WAITS)]
 
 
 @pytest.hookimpl(wrapper=True)

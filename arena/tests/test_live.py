@@ -575,11 +575,13 @@ def _check_chain(out: Path) -> None:
                     assert commit_deadline <= block["timestamp"] < reveal_deadline
 
 
+@pytest.mark.waits  # minutes of a scaled clock, the CPU mostly idle
 @pytest.mark.timeout(1500)
 def test_a_service_killed_at_random_moments_and_restarted_loses_nothing(tmp_path: Path) -> None:
     _killed_and_restarted(tmp_path)
 
 
+@pytest.mark.waits
 @pytest.mark.timeout(1500)
 def test_a_service_on_anvil_killed_and_restarted_reattaches_and_loses_nothing(
     tmp_path: Path,

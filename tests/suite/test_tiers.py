@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 pytest_plugins = ["_tiers"]
 """
-_INI = "[pytest]\nmarkers =\n    slow: slow\n    train: train\n"
+_INI = "[pytest]\nmarkers =\n    slow: slow\n    train: train\n    waits: waits\n"
 _MODULE = """
 import os
 import time
@@ -48,6 +48,28 @@ def test_a_kind_slow_whatever_it_measures():
 
 def test_skipped():
     pytest.skip("not here")
+"""
+
+
+_WAITING = """
+import pytest
+
+def test_before():
+    pass
+
+@pytest.mark.waits
+def test_waiting():
+    pass
+
+def test_between():
+    pass
+
+@pytest.mark.waits
+def test_waiting_too():
+    pass
+
+def test_after():
+    pass
 """
 
 
@@ -134,3 +156,27 @@ def test_the_checked_in_file_is_read_as_written() -> None:
     durations = Durations.read(DURATIONS)
     assert durations.tests and durations.fixtures, "tests/durations.json is missing or empty"
     assert all(value > 0 for value in [*durations.tests.values(), *durations.fixtures.values()])
+
+
+def test_waiting_tests_come_first_and_go_to_one_worker(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "test_wait.py").write_text(textwrap.dedent(_WAITING))
+    listed = _pytest(project, "--collect-only", "test_mod.py", "test_wait.py")
+    ids = [line for line in listed.stdout.splitlines() if "::" in line]
+    waiting = ["test_wait.py::test_waiting", "test_wait.py::test_waiting_too"]
+    assert ids[:2] == waiting and len(ids) == 11, listed.stdout
+    assert [i for i in ids if "test_wait.py" in i][2:] == [
+        "test_wait.py::test_before",
+        "test_wait.py::test_between",
+        "test_wait.py::test_after",
+    ]
+    # as `make test` runs them: xdist's first batches are consecutive tests
+    xdist = ("-p", "xdist.plugin", "-p", "xdist.looponfail", "-n", "3", "-vv")  # -vv: -v past -q
+    run = _pytest(project, *xdist, "test_mod.py", "test_wait.py")
+    workers = {  # "[gw1] [ 50%] PASSED test_wait.py::test_waiting"
+        line.split()[-1]: line.split()[0]
+        for line in run.stdout.splitlines()
+        if line.startswith("[gw") and " PASSED " in line
+    }
+    assert waiting[0] in workers and waiting[1] in workers, run.stdout + run.stderr
+    assert workers[waiting[0]] == workers[waiting[1]], workers
