@@ -192,8 +192,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         kind = any(item.get_closest_marker(k) for k in SLOW_KINDS)
         if kind or durations.is_slow(item.nodeid, getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-    waiting = [item for item in items if item.get_closest_marker(WAITS)]
-    items[:] = waiting + [item for item in items if not item.get_closest_marker(WAITS)]
+    items.sort(key=lambda item: item.get_closest_marker(WAITS) is None)  # stable: waits first
 
 
 @pytest.hookimpl(wrapper=True)
