@@ -4,10 +4,12 @@ the full records to the last bit."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
 
+import blake3
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -230,16 +232,22 @@ def test_a_hand_edited_companion_is_rebuilt(rich_run: Path, tmp_path: Path) -> N
 
 
 def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: Path) -> None:
-    # as the previous release wrote it: no market age, format version 3
+    # as the previous release wrote it: format version 5, each segment's bytes hashed by SHA-256
     log = _copy(rich_run, tmp_path)
     part = _part(log)
-    table = pq.read_table(part).drop_columns(["market_at", "market_age_days"])
+    data = log.read_bytes()
+    table = pq.read_table(part)
     meta = json.loads(table.schema.metadata[b"pastcast.columns"])
-    assert meta["version"] == 5
-    meta["version"] = 3
+    assert meta["version"] == 6
+    meta["version"] = 5
+    for segment in meta["segments"]:
+        bytes_ = data[segment["start"] : segment["end"]]
+        segment["sha256"] = hashlib.sha256(bytes_).hexdigest()
+        assert segment.pop("blake3") == blake3.blake3(bytes_).hexdigest()
     pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
-    _check_rebuilt(log, "not a part of companion version 5")
-    assert "market_age_days" in read_step_columns(log, ["market_age_days"]).table.column_names
+    _check_rebuilt(log, "not a part of companion version 6")
+    again = json.loads(pq.read_schema(_part(log)).metadata[b"pastcast.columns"])
+    assert again["version"] == 6 and "sha256" not in again["segments"][0]
 
 
 def test_a_companion_is_not_written_while_a_writer_holds_the_log(

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import blake3
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -43,21 +44,38 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return synthetic_run(tmp_path_factory.mktemp("rebuild") / "run.jsonl", steps=100)
 
 
+def _hashed_as_the_step_file(log: Path, paths: tuple[Path, ...]) -> None:
+    """The parts' segments follow each other from byte 0 to the file's end, each with the
+    BLAKE3 digest of its bytes and its lines' count, computed here from the file itself."""
+    data = log.read_bytes()
+    infos = [part_info(p) for p in paths]
+    assert all(isinstance(i, PartInfo) for i in infos), infos
+    segments = [s for i in infos if isinstance(i, PartInfo) for s in i.segments]
+    assert [s.start for s in segments] == [0, *(s.end for s in segments[:-1])]
+    assert segments[-1].end == len(data)
+    for s in segments:
+        assert s.blake3 == blake3.blake3(data[s.start : s.end]).hexdigest()
+        assert s.lines == s.rows == data[s.start : s.end].count(b"\n")
+
+
 def test_the_rebuilt_companion_equals_the_one_the_writer_wrote(generated: Path) -> None:
     written = read_step_columns(generated)
     assert written.parts and not written.tail_rows  # read from the writer's parts
+    _hashed_as_the_step_file(generated, written.parts)
     rebuilt = _rebuilt(generated)
     assert rebuilt.num_rows == written.table.num_rows >= 100
     for name in written.table.column_names:
         assert rebuilt.column(name).equals(written.table.column(name)), name
-    assert read_step_columns(generated).table.equals(rebuilt)  # the parts written, read back
+    again = read_step_columns(generated)
+    assert again.table.equals(rebuilt)  # the parts written, read back
+    _hashed_as_the_step_file(generated, again.parts)
 
 
 @pytest.mark.parametrize("chunk", [4096, 20_000, 60_000])  # shorter than every line; a few
 def test_a_rebuild_read_in_pieces_writes_parts_that_hash_as_the_step_file(
     generated: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # buffers read into in turn while another thread hashes them, and parts of a few pieces
+    # a buffer read into again and again, each piece hashed, and parts of a few pieces
     written = read_step_columns(generated).table
     monkeypatch.setattr(_columns, "_CHUNK", chunk)
     monkeypatch.setattr(_columns, "_REBUILD_BYTES", 300_000)
@@ -67,6 +85,7 @@ def test_a_rebuild_read_in_pieces_writes_parts_that_hash_as_the_step_file(
     parts = [part_info(p) for p in rebuilt.parts]
     assert len(parts) > 3 and all(isinstance(p, PartInfo) for p in parts)
     assert _columns._hash_check(generated, parts) == len(parts)  # type: ignore[arg-type]
+    _hashed_as_the_step_file(generated, rebuilt.parts)
 
 
 def test_a_rebuild_reads_its_lines_with_the_collector_off_and_turns_it_back_on(

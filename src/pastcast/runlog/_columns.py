@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ from pastcast.runlog._companion import (
     read_stamp,
     records_table,
     rows_table,
+    segment_hasher,
     step_row,
     write_part,
     write_stamp,
@@ -123,7 +123,7 @@ class StepColumns:
         return replace(self, table=table)
 
     def fingerprint(self) -> str | None:
-        """A digest of what the rows were read from: the header's hash and the SHA-256 of every
+        """A digest of what the rows were read from: the header's hash and the digest of every
         byte range the checked parts cover, in order; None when some rows are not in a part (a
         tail read from the JSONL) or ``table`` is not every row of the parts (rows left out).
         An index derived from the rows and stored with it is current while this is unchanged."""
@@ -138,7 +138,7 @@ class StepColumns:
         digest = hashlib.sha256(parts[0].header_sha256.encode())
         for info in parts:
             for seg in info.segments:
-                digest.update(f"{seg.start}:{seg.end}:{seg.rows}:{seg.sha256};".encode())
+                digest.update(f"{seg.start}:{seg.end}:{seg.rows}:{seg.blake3};".encode())
         return digest.hexdigest()
 
     def records(self, spans: Iterable[tuple[int, int]]) -> Iterator[StepRecord]:
@@ -184,14 +184,14 @@ def _hash_check(log: Path, parts: list[PartInfo]) -> int:
         for k, part in enumerate(parts):
             for seg in part.segments:
                 fh.seek(seg.start)
-                digest, left = hashlib.sha256(), seg.end - seg.start
+                digest, left = segment_hasher(), seg.end - seg.start
                 while left > 0:
                     chunk = fh.read(min(_CHUNK, left))
                     if not chunk:
                         break
                     digest.update(chunk)
                     left -= len(chunk)
-                if left or digest.hexdigest() != seg.sha256:
+                if left or digest.hexdigest() != seg.blake3:
                     return k
     return len(parts)
 
@@ -298,19 +298,13 @@ def _tail(
     mid-write), each record read and validated as the writer's (``step_row``); the file's last
     line without its newline is read but never covered (a writer may be finishing it)."""
     rows: list[Any] = []
-    lineno, lines, first, digest = first_line, 0, start, hashlib.sha256()
-    # Two buffers read into in turn (a new one per read costs its pages' faults), each hashed
-    # by another thread (hashlib lets go of the lock) while this one reads the other's lines.
-    buffers = [bytearray(min(_CHUNK, size - start)) for _ in range(2)]
-    hashing: list[Future[None] | None] = [None, None]
-    with log.open("rb") as fh, ThreadPoolExecutor(1) as hasher:
+    lineno, lines, first, digest = first_line, 0, start, segment_hasher()
+    buffer = bytearray(min(_CHUNK, size - start))  # reused: a new one per read costs page faults
+    with log.open("rb") as fh:
         fh.seek(start)
-        pos, turn = start, 0
+        pos = start
         while pos < size:
-            turn ^= 1
-            if (earlier := hashing[turn]) is not None:
-                earlier.result()  # the buffer's bytes are hashed: it may be read into again
-            data = buffers[turn]
+            data = buffer
             got = fh.readinto(memoryview(data)[: size - pos])
             if not got:
                 break
@@ -319,18 +313,17 @@ def _tail(
                 data = data[:got] + fh.readline(size - pos - got)
                 got = len(data)
                 end = data.rfind(b"\n") + 1
-            hashed = hashing[turn] = hasher.submit(digest.update, memoryview(data)[:end])
+            digest.update(memoryview(data)[:end])
             ends = _records(data, end, pos, lineno, log, convert, rows)[0]
             lineno, lines, pos, rest = lineno + ends, lines + ends, pos + end, data[end:got]
             last = rest and pos + len(rest) >= size  # the last line, without its newline
             if rows and (last or pos >= size or pos - first >= _REBUILD_BYTES):
-                hashed.result()  # (and the one before: the thread hashes in turn)
                 yield (
                     rows_table(rows),
                     Segment(first, pos, len(rows), lines, digest.hexdigest()),
                     False,
                 )
-                rows, lines, first, digest = [], 0, pos, hashlib.sha256()
+                rows, lines, first, digest = [], 0, pos, segment_hasher()
             if last:
                 cut = _records(rest, len(rest), pos, lineno, log, convert, rows)[1]
                 yield rows_table(rows), None, cut

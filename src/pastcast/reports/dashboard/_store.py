@@ -1,7 +1,8 @@
 """The dashboard's stored leaderboard (its bootstrap intervals, the slow part of a start),
 kept beside the first run log as ``run.dashboard-board.json`` under a key naming every log's
-companion fingerprint (``StepColumns.fingerprint``: the SHA-256 of every byte range its
-checked parts cover) and the metrics: a log that grew, was cut or edited computes it again.
+companion fingerprint (``StepColumns.fingerprint``: a digest of the digests of every byte
+range its checked parts cover) and the metrics: a log that grew, was cut or edited computes it
+again.
 """
 
 from __future__ import annotations
