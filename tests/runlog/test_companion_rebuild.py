@@ -7,6 +7,8 @@ from __future__ import annotations
 import gc
 import json
 import shutil
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -75,7 +77,7 @@ def test_the_rebuilt_companion_equals_the_one_the_writer_wrote(generated: Path) 
 def test_a_rebuild_read_in_pieces_writes_parts_that_hash_as_the_step_file(
     generated: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a buffer read into again and again, each piece hashed, and parts of a few pieces
+    # buffers read into in turn while another thread hashes them, and parts of a few pieces
     written = read_step_columns(generated).table
     monkeypatch.setattr(_columns, "_CHUNK", chunk)
     monkeypatch.setattr(_columns, "_REBUILD_BYTES", 300_000)
@@ -86,6 +88,44 @@ def test_a_rebuild_read_in_pieces_writes_parts_that_hash_as_the_step_file(
     assert len(parts) > 3 and all(isinstance(p, PartInfo) for p in parts)
     assert _columns._hash_check(generated, parts) == len(parts)  # type: ignore[arg-type]
     _hashed_as_the_step_file(generated, rebuilt.parts)
+
+
+_FORK_AFTER_A_REBUILD = """
+import os, shutil, sys, time
+from pathlib import Path
+from pastcast.runlog import columns_path, read_step_columns
+
+log = Path(sys.argv[1])
+def rebuild():
+    shutil.rmtree(columns_path(log), ignore_errors=True)
+    return read_step_columns(log).table.num_rows
+
+rows = rebuild()  # hashes the whole step file in this process
+pid = os.fork()
+if pid == 0:  # a worker forked as multiprocessing forks on Linux: it reads a log too
+    os._exit(0 if rebuild() == rows else 3)
+for _ in range(600):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        sys.exit(os.waitstatus_to_exitcode(status))
+    time.sleep(0.1)
+os.kill(pid, 9)
+sys.exit("the forked child never finished its rebuild")
+"""
+
+
+def test_a_process_forked_after_a_rebuild_rebuilds_too(generated: Path, tmp_path: Path) -> None:
+    # a hasher whose threads do not survive a fork would leave the child waiting forever
+    log = tmp_path / "run.jsonl"
+    for p in generated.parent.iterdir():
+        if p.name.startswith("run.") and p.is_file():
+            shutil.copy2(p, tmp_path / p.name)
+    script = tmp_path / "fork.py"
+    script.write_text(_FORK_AFTER_A_REBUILD)
+    done = subprocess.run(
+        [sys.executable, str(script), str(log)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_a_rebuild_reads_its_lines_with_the_collector_off_and_turns_it_back_on(

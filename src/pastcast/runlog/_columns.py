@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -299,12 +300,18 @@ def _tail(
     line without its newline is read but never covered (a writer may be finishing it)."""
     rows: list[Any] = []
     lineno, lines, first, digest = first_line, 0, start, segment_hasher()
-    buffer = bytearray(min(_CHUNK, size - start))  # reused: a new one per read costs page faults
-    with log.open("rb") as fh:
+    # Two buffers read into in turn (a new one per read costs its pages' faults), each hashed
+    # by another thread (the hasher lets go of the lock) while this one reads the other's lines.
+    buffers = [bytearray(min(_CHUNK, size - start)) for _ in range(2)]
+    hashing: list[Future[object] | None] = [None, None]
+    with log.open("rb") as fh, ThreadPoolExecutor(1) as hasher:
         fh.seek(start)
-        pos = start
+        pos, turn = start, 0
         while pos < size:
-            data = buffer
+            turn ^= 1
+            if (earlier := hashing[turn]) is not None:
+                earlier.result()  # the buffer's bytes are hashed: it may be read into again
+            data = buffers[turn]
             got = fh.readinto(memoryview(data)[: size - pos])
             if not got:
                 break
@@ -313,11 +320,12 @@ def _tail(
                 data = data[:got] + fh.readline(size - pos - got)
                 got = len(data)
                 end = data.rfind(b"\n") + 1
-            digest.update(memoryview(data)[:end])
+            hashed = hashing[turn] = hasher.submit(digest.update, memoryview(data)[:end])
             ends = _records(data, end, pos, lineno, log, convert, rows)[0]
             lineno, lines, pos, rest = lineno + ends, lines + ends, pos + end, data[end:got]
             last = rest and pos + len(rest) >= size  # the last line, without its newline
             if rows and (last or pos >= size or pos - first >= _REBUILD_BYTES):
+                hashed.result()  # (and the one before: the thread hashes in turn)
                 yield (
                     rows_table(rows),
                     Segment(first, pos, len(rows), lines, digest.hexdigest()),

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, countOf
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -66,6 +66,8 @@ def columns_path(log_path: str | Path) -> Path:
     return Path(log_path).with_suffix(".columns")
 
 
+_NAME, _MODEL = attrgetter("name"), attrgetter("model")  # mapped in C: a rebuild takes millions
+
 _Get = str | Callable[[Any], Any] | None
 """A column's value of a step: an attribute's path, a function, or None (its line's span)."""
 
@@ -95,10 +97,10 @@ _COLUMNS: tuple[tuple[str, str, _Get], ...] = (
     ("cost_usd", "float", "episode.usage.cost_usd"),
     ("tool_calls", "int", lambda s: len(s.episode.tool_calls)),
     *(
-        (f"{n}_calls", "int", lambda s, n=n: [c.name for c in s.episode.tool_calls].count(n))
+        (f"{n}_calls", "int", lambda s, n=n: countOf(map(_NAME, s.episode.tool_calls), n))
         for n in ("search", "read")
     ),
-    ("models", "strs", lambda s: tuple(sorted({c.model for c in s.episode.model_calls}))),
+    ("models", "strs", lambda s: tuple(sorted(set(map(_MODEL, s.episode.model_calls))))),
     ("wall_s", "float", "episode.wall_s"),
     ("termination", "str", "episode.termination"),
     ("error", "str", "episode.error"),
@@ -172,9 +174,10 @@ def _array(values: Sequence[Any], type: pa.DataType) -> pa.Array:
 
 
 def segment_hasher() -> blake3.blake3:
-    """A new digest of a segment's bytes: BLAKE3, a cryptographic hash that on one core here
-    takes a quarter of SHA-256's time, and hashes a large read on every core."""
-    return blake3.blake3(max_threads=blake3.blake3.AUTO)
+    """A new digest of a segment's bytes: BLAKE3, a cryptographic hash that takes a quarter of
+    SHA-256's CPU here. On one thread: its multithreaded mode's pool does not survive a fork,
+    so a forked child that hashed with it would wait forever."""
+    return blake3.blake3()
 
 
 @dataclass(frozen=True)
