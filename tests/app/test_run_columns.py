@@ -241,9 +241,9 @@ def test_a_companion_of_the_earlier_format_is_rebuilt(rich_run: Path, tmp_path: 
     assert meta["version"] == 6
     meta["version"] = 5
     for segment in meta["segments"]:
-        bytes_ = data[segment["start"] : segment["end"]]
-        segment["sha256"] = hashlib.sha256(bytes_).hexdigest()
-        assert segment.pop("blake3") == blake3.blake3(bytes_).hexdigest()
+        covered = data[segment["start"] : segment["end"]]
+        segment["sha256"] = hashlib.sha256(covered).hexdigest()
+        assert segment.pop("blake3") == blake3.blake3(covered).hexdigest()
     pq.write_table(table.replace_schema_metadata({b"pastcast.columns": json.dumps(meta)}), part)
     _check_rebuilt(log, "not a part of companion version 6")
     again = json.loads(pq.read_schema(_part(log)).metadata[b"pastcast.columns"])
